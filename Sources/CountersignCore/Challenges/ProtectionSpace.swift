@@ -1,0 +1,111 @@
+/// Where a challenge comes from (`URLProtectionSpace`).
+public struct ProtectionSpace: Codable, Hashable, Sendable {
+    public var host: String
+    public var port: Int
+    /// `http`, `https`, `ftp`, ... (`protocol` in JSON).
+    public var protocolName: String?
+    public var realm: String?
+    public var authenticationMethod: AuthenticationMethod
+    /// A proxy asked (407), not the origin server. Proxies and origins never share credentials
+    /// or counters.
+    public var isProxy: Bool
+    /// `http`, `https`, `socks`, ... for proxies.
+    public var proxyType: String?
+    public var receivesCredentialSecurely: Bool?
+    /// For client-certificate challenges: the server's acceptable issuers, DER, base64.
+    public var distinguishedNames: [String]?
+    /// For server-trust challenges: the server's chain as received, DER, base64, leaf first.
+    public var serverTrust: ServerTrustInput?
+
+    public init(
+        host: String,
+        port: Int,
+        protocolName: String? = nil,
+        realm: String? = nil,
+        authenticationMethod: AuthenticationMethod,
+        isProxy: Bool = false,
+        proxyType: String? = nil,
+        receivesCredentialSecurely: Bool? = nil,
+        distinguishedNames: [String]? = nil,
+        serverTrust: ServerTrustInput? = nil
+    ) {
+        self.host = host
+        self.port = port
+        self.protocolName = protocolName
+        self.realm = realm
+        self.authenticationMethod = authenticationMethod
+        self.isProxy = isProxy
+        self.proxyType = proxyType
+        self.receivesCredentialSecurely = receivesCredentialSecurely
+        self.distinguishedNames = distinguishedNames
+        self.serverTrust = serverTrust
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case host, port, realm, authenticationMethod, isProxy, proxyType, receivesCredentialSecurely, distinguishedNames, serverTrust
+        case protocolName = "protocol"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        host = try container.decode(String.self, forKey: .host)
+        port = try container.decode(Int.self, forKey: .port)
+        protocolName = try container.decodeIfPresent(String.self, forKey: .protocolName)
+        realm = try container.decodeIfPresent(String.self, forKey: .realm)
+        authenticationMethod = try container.decode(AuthenticationMethod.self, forKey: .authenticationMethod)
+        isProxy = try container.decodeIfPresent(Bool.self, forKey: .isProxy) ?? false
+        proxyType = try container.decodeIfPresent(String.self, forKey: .proxyType)
+        receivesCredentialSecurely = try container.decodeIfPresent(Bool.self, forKey: .receivesCredentialSecurely)
+        distinguishedNames = try container.decodeIfPresent([String].self, forKey: .distinguishedNames)
+        serverTrust = try container.decodeIfPresent(ServerTrustInput.self, forKey: .serverTrust)
+    }
+
+    /// The method with `Default` folded into Basic for HTTP(S).
+    public var method: AuthenticationMethod { authenticationMethod.normalized(forProtocol: protocolName) }
+
+    /// The same space with case folded where case does not matter, so that equal spaces
+    /// compare and key equal.
+    public var normalized: ProtectionSpace {
+        var space = self
+        space.host = host.lowercased()
+        space.protocolName = protocolName?.lowercased()
+        space.proxyType = proxyType?.lowercased()
+        space.authenticationMethod = method
+        return space
+    }
+
+    /// The identity of the space for counters and session memory: target, protocol, host,
+    /// port, realm and method. TLS challenges ignore the realm, which they do not have.
+    public var key: String {
+        let space = normalized
+        let realm = space.method == .serverTrust || space.method == .clientCertificate ? "" : (space.realm ?? "")
+        return [space.isProxy ? "proxy" : "origin", space.protocolName ?? "", space.host, String(space.port), realm, space.method.rawValue]
+            .map { $0.contains("|") ? $0.split(separator: "|", omittingEmptySubsequences: false).joined(separator: "%7C") : $0 }
+            .joined(separator: "|")
+    }
+
+    /// Checks the parts of a space a client sends.
+    public func validate() throws {
+        guard !host.isEmpty, host.utf8.count <= 253, !host.contains(where: { $0.isWhitespace || $0 == "/" }) else {
+            throw CountersignError(.invalidField, "'protectionSpace.host' must be a host name or address")
+        }
+        try Validation.range(port, 0...65535, field: "protectionSpace.port")
+        if let realm { try Validation.text(realm, field: "protectionSpace.realm", maxLength: 1000) }
+        guard authenticationMethod.rawValue.utf8.count <= 200 else {
+            throw CountersignError(.invalidField, "'protectionSpace.authenticationMethod' is too long")
+        }
+        if let protocolName, protocolName.isEmpty || protocolName.utf8.count > 32 {
+            throw CountersignError(.invalidField, "'protectionSpace.protocol' must be 1 to 32 characters")
+        }
+    }
+}
+
+/// The server's certificate chain as the client received it.
+public struct ServerTrustInput: Codable, Hashable, Sendable {
+    /// DER, base64, leaf first.
+    public var certificates: [String]
+
+    public init(certificates: [String]) {
+        self.certificates = certificates
+    }
+}

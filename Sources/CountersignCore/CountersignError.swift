@@ -1,0 +1,52 @@
+/// The one error type every Countersign module reports to its callers.
+///
+/// `code` is stable and is what the API returns; `message` is safe to show to whoever
+/// sent the request and never carries a secret. Equality is on `code` only, so tests
+/// compare codes, not wording.
+public struct CountersignError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+}
+
+extension CountersignError {
+    /// What kind of failure an error is. The HTTP layer maps each kind to one status.
+    public enum Kind: Sendable, Hashable {
+        case invalidInput
+        case unauthenticated
+        case forbidden
+        case notFound
+        case conflict
+        case payloadTooLarge
+        case unsupportedMediaType
+        case unavailable
+        case internalFailure
+    }
+
+    /// A stable, machine-readable error code.
+    ///
+    /// A struct rather than an enum so that codes can be added without breaking callers.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        public let rawValue: String
+        public let kind: Kind
+
+        public init(_ rawValue: String, kind: Kind) {
+            self.rawValue = rawValue
+            self.kind = kind
+        }
+
+        public var description: String { rawValue }
+
+        public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawValue == rhs.rawValue }
+        public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
+    }
+}

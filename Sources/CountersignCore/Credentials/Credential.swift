@@ -1,0 +1,181 @@
+public import Foundation
+
+/// A stored credential as decisions and listings see it: everything but the secret.
+public struct Credential: Hashable, Sendable {
+    public var id: UUID
+    public var tenantID: UUID
+    public var kind: CredentialKind
+    public var attributes: CredentialAttributes
+    /// The NTLM account domain.
+    public var domain: String?
+    public var label: String?
+    public var owner: CredentialOwner
+    /// Bumped whenever the secret changes; a cached secret of another version is stale.
+    public var secretVersion: Int
+    public var createdAt: Date
+    public var updatedAt: Date
+
+    public init(
+        id: UUID,
+        tenantID: UUID,
+        kind: CredentialKind,
+        attributes: CredentialAttributes,
+        domain: String?,
+        label: String?,
+        owner: CredentialOwner,
+        secretVersion: Int,
+        createdAt: Date,
+        updatedAt: Date
+    ) {
+        self.id = id
+        self.tenantID = tenantID
+        self.kind = kind
+        self.attributes = attributes
+        self.domain = domain
+        self.label = label
+        self.owner = owner
+        self.secretVersion = secretVersion
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+}
+
+public enum CredentialKind: String, StrictStringEnum {
+    /// A user name and password (and an NTLM domain).
+    case password
+}
+
+/// Who a credential belongs to, which is also where it is remembered.
+public enum CredentialOwner: Hashable, Sendable {
+    /// Provisioned by an admin, or submitted by a client as `synchronizable`: the whole tenant.
+    case tenant(submittedBy: String?)
+    /// Submitted by a client as `permanent`: that clientId, across its sessions.
+    case client(String)
+    /// Submitted by a client as `forSession`: that session, until it ends.
+    case session(UUID, clientID: String)
+
+    /// Lower comes first when several credentials fit: the closest owner wins.
+    var precedence: Int {
+        switch self {
+        case .session: 0
+        case .client: 1
+        case .tenant(submittedBy: .some): 2
+        case .tenant(submittedBy: .none): 3
+        }
+    }
+
+    /// The persistence a credential of this owner was stored with.
+    public var persistence: Persistence {
+        switch self {
+        case .session: .forSession
+        case .client: .permanent
+        case .tenant: .synchronizable
+        }
+    }
+}
+
+/// The attributes a credential is keyed by, as a keychain internet password: host, security
+/// domain (realm), account, path, port, protocol, authentication type, proxy or origin.
+/// Attributes left out fit any value.
+public struct CredentialAttributes: Codable, Hashable, Sendable {
+    public var host: String
+    public var port: Int?
+    /// `protocol` in JSON.
+    public var protocolName: String?
+    public var realm: String?
+    public var path: String?
+    public var authenticationMethod: AuthenticationMethod?
+    public var isProxy: Bool
+    public var account: String
+
+    public init(
+        host: String,
+        port: Int? = nil,
+        protocolName: String? = nil,
+        realm: String? = nil,
+        path: String? = nil,
+        authenticationMethod: AuthenticationMethod? = nil,
+        isProxy: Bool = false,
+        account: String
+    ) {
+        self.host = host
+        self.port = port
+        self.protocolName = protocolName
+        self.realm = realm
+        self.path = path
+        self.authenticationMethod = authenticationMethod
+        self.isProxy = isProxy
+        self.account = account
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case host, port, realm, path, authenticationMethod, isProxy, account
+        case protocolName = "protocol"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        host = try container.decode(String.self, forKey: .host)
+        port = try container.decodeIfPresent(Int.self, forKey: .port)
+        protocolName = try container.decodeIfPresent(String.self, forKey: .protocolName)
+        realm = try container.decodeIfPresent(String.self, forKey: .realm)
+        path = try container.decodeIfPresent(String.self, forKey: .path)
+        authenticationMethod = try container.decodeIfPresent(AuthenticationMethod.self, forKey: .authenticationMethod)
+        isProxy = try container.decodeIfPresent(Bool.self, forKey: .isProxy) ?? false
+        account = try container.decode(String.self, forKey: .account)
+    }
+
+    /// The same attributes with case folded where the keychain ignores it.
+    public var normalized: CredentialAttributes {
+        var attributes = self
+        attributes.host = host.lowercased()
+        attributes.protocolName = protocolName?.lowercased()
+        attributes.authenticationMethod = authenticationMethod?.normalized(forProtocol: attributes.protocolName)
+        return attributes
+    }
+
+    /// The attributes a client-submitted credential gets from the space it was typed for.
+    public init(space: ProtectionSpace, account: String) {
+        let space = space.normalized
+        self.init(
+            host: space.host,
+            port: space.port,
+            protocolName: space.protocolName,
+            realm: space.realm,
+            authenticationMethod: space.method,
+            isProxy: space.isProxy,
+            account: account
+        )
+    }
+
+    /// Whether this credential may answer a challenge from `space` (normalized).
+    public func fits(_ space: ProtectionSpace) -> Bool {
+        let attributes = normalized
+        guard attributes.isProxy == space.isProxy, attributes.host == space.host else { return false }
+        if let port, port != space.port { return false }
+        if let protocolName = attributes.protocolName, protocolName != space.protocolName { return false }
+        if let realm, realm != space.realm { return false }
+        if let method = attributes.authenticationMethod, method != space.method { return false }
+        return true
+    }
+
+    /// How many optional attributes are pinned down: among fitting credentials of the same
+    /// owner, the most specific wins.
+    var specificity: Int {
+        [port != nil, protocolName != nil, realm != nil, authenticationMethod != nil, path != nil].filter { $0 }.count
+    }
+
+    public func validate(field: String) throws {
+        guard !host.isEmpty, host.utf8.count <= 253, !host.contains(where: { $0.isWhitespace || $0 == "/" || $0 == "*" }) else {
+            throw CountersignError(.invalidField, "'\(field).host' must be a host name or address")
+        }
+        if let port { try Validation.range(port, 0...65535, field: "\(field).port") }
+        if let protocolName { try Validation.name(protocolName, field: "\(field).protocol", maxLength: 32) }
+        if let realm { try Validation.text(realm, field: "\(field).realm", maxLength: 1000) }
+        if let path { try Validation.text(path, field: "\(field).path", maxLength: 2000) }
+        if let authenticationMethod, !authenticationMethod.isKnown {
+            throw CountersignError(.invalidField, "'\(field).authenticationMethod' is not an authentication method")
+        }
+        try Validation.name(account, field: "\(field).account", maxLength: 1000)
+    }
+}

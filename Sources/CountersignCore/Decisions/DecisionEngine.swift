@@ -1,0 +1,199 @@
+public import Foundation
+
+/// Decides challenges. Pure: everything it needs comes in `DecisionInputs`, and the caller
+/// records the plan (or refuses to answer when it cannot be recorded).
+///
+/// Lookup order for a challenge:
+/// 1. the session's memory for the protection space (a credential released `forSession`, or a
+///    session-wide answer), served without evaluating the policy;
+/// 2. the first policy rule that matches; no rule: `performDefaultHandling`;
+/// 3. for `useCredential`, the credential the rule names by id, else the fitting credentials
+///    (of the rule's account, if it names one) in owner order: this session's, this client's
+///    (`permanent`), the tenant's submitted by clients (`synchronizable`), the tenant's
+///    provisioned by admins; among one owner the most specific, then the most recently
+///    updated. Blocked credentials are skipped; if all that fit are blocked, the rule's
+///    blocked disposition answers.
+public enum DecisionEngine {
+    public static func decide(_ inputs: DecisionInputs) -> DecisionPlan {
+        let space = inputs.challenge.protectionSpace.normalized
+        let method = space.method
+        let scope: DecisionScope = method.isSessionWide ? .session : .task
+        guard method.isKnown else {
+            return DecisionPlan(
+                disposition: .performDefaultHandling,
+                scope: scope,
+                source: .unsupportedMethod,
+                reason: "Countersign does not answer \(method.rawValue)"
+            )
+        }
+        if let remembered = inputs.sessionMemory[space.key], let plan = answer(from: remembered, scope: scope, inputs: inputs) {
+            return plan
+        }
+        guard let rule = inputs.policy.rule(for: space) else {
+            return DecisionPlan(
+                disposition: .performDefaultHandling,
+                scope: scope,
+                source: .noMatchingRule,
+                reason: "no policy rule matches this protection space"
+            )
+        }
+        let reference = RuleReference(id: rule.id, name: rule.name)
+        let action = rule.then
+        guard action.disposition == .useCredential else {
+            return DecisionPlan(
+                disposition: action.disposition,
+                scope: scope,
+                rule: reference,
+                source: .policy,
+                reason: "rule '\(rule.id)' answers \(action.disposition.rawValue)",
+                rememberInSession: method.isSessionWide
+            )
+        }
+        guard method.usesPassword else {
+            // Server trust and client identities are judged by their own evaluators.
+            return DecisionPlan(
+                disposition: action.whenUnanswerable,
+                scope: scope,
+                rule: reference,
+                source: .policy,
+                reason: "rule '\(rule.id)' cannot release a password for \(method.rawValue)"
+            )
+        }
+        let candidates = candidates(for: space, action: action, inputs: inputs)
+        guard !candidates.isEmpty else {
+            return DecisionPlan(
+                disposition: action.whenUnanswerable,
+                scope: scope,
+                rule: reference,
+                source: .policy,
+                reason: "rule '\(rule.id)' found no credential for this protection space"
+            )
+        }
+        guard let credential = candidates.first(where: { !inputs.isBlocked($0.id) }) else {
+            let until = candidates.compactMap { inputs.blockedUntil[$0.id] }.min()
+            return DecisionPlan(
+                disposition: action.whenBlocked,
+                scope: scope,
+                rule: reference,
+                source: .policy,
+                reason: "rule '\(rule.id)': the credential is blocked after \(action.failureLimit) rejections",
+                blockedUntil: until,
+                maxFailures: action.failureLimit,
+                blockSchedule: action.blockSchedule
+            )
+        }
+        let persistence = action.releasePersistence
+        return DecisionPlan(
+            disposition: .useCredential,
+            credential: credential,
+            persistence: persistence,
+            scope: scope,
+            rule: reference,
+            source: .policy,
+            reason: "rule '\(rule.id)' released the credential of '\(credential.attributes.account)'",
+            maxFailures: action.failureLimit,
+            blockSchedule: action.blockSchedule,
+            blockedDisposition: action.whenBlocked,
+            rememberInSession: persistence != .none
+        )
+    }
+
+    /// The answer a session remembered, or `nil` when it no longer holds (its credential was
+    /// deleted) and the policy must decide again.
+    private static func answer(from remembered: SessionMemoryEntry, scope: DecisionScope, inputs: DecisionInputs) -> DecisionPlan? {
+        let rule = remembered.ruleID.map { RuleReference(id: $0, name: remembered.ruleName) }
+        guard remembered.disposition == .useCredential else {
+            return DecisionPlan(
+                disposition: remembered.disposition,
+                scope: scope,
+                rule: rule,
+                source: .session,
+                reason: "the session already answered this protection space"
+            )
+        }
+        guard let id = remembered.credentialID, let credential = inputs.credentials.first(where: { $0.id == id }) else { return nil }
+        if inputs.isBlocked(id) {
+            return DecisionPlan(
+                disposition: remembered.blockedDisposition ?? .cancelAuthenticationChallenge,
+                scope: scope,
+                rule: rule,
+                source: .session,
+                reason: "the credential the session remembered is blocked",
+                blockedUntil: inputs.blockedUntil[id],
+                maxFailures: remembered.maxFailures
+            )
+        }
+        return DecisionPlan(
+            disposition: .useCredential,
+            credential: credential,
+            persistence: remembered.persistence,
+            scope: scope,
+            rule: rule,
+            source: .session,
+            reason: "the session remembered the credential of '\(credential.attributes.account)'",
+            maxFailures: remembered.maxFailures
+        )
+    }
+
+    private static func candidates(for space: ProtectionSpace, action: RuleAction, inputs: DecisionInputs) -> [Credential] {
+        if let id = action.credentialId?.lowercased() {
+            return inputs.credentials.filter { $0.id.uuidString.lowercased() == id && $0.attributes.isProxy == space.isProxy }
+        }
+        return inputs.credentials
+            .filter { credential in
+                guard credential.kind == .password, credential.attributes.fits(space) else { return false }
+                if let account = action.account, credential.attributes.account != account { return false }
+                switch credential.owner {
+                case .session(let id, _): return id == inputs.sessionID
+                case .client(let clientID): return clientID == inputs.clientID
+                case .tenant: return true
+                }
+            }
+            .sorted { lhs, rhs in
+                if lhs.owner.precedence != rhs.owner.precedence { return lhs.owner.precedence < rhs.owner.precedence }
+                if lhs.attributes.specificity != rhs.attributes.specificity { return lhs.attributes.specificity > rhs.attributes.specificity }
+                if lhs.updatedAt != rhs.updatedAt { return lhs.updatedAt > rhs.updatedAt }
+                return lhs.id.uuidString < rhs.id.uuidString
+            }
+    }
+}
+
+/// Everything the engine reads to decide one challenge.
+public struct DecisionInputs: Sendable {
+    public var challenge: Challenge
+    public var policy: Policy
+    public var sessionID: UUID
+    public var clientID: String
+    /// The session's remembered answers, by protection-space key.
+    public var sessionMemory: [String: SessionMemoryEntry]
+    /// The credentials of the tenant this session may see.
+    public var credentials: [Credential]
+    /// Credentials blocked now, and until when.
+    public var blockedUntil: [UUID: Date]
+    public var now: Date
+
+    public init(
+        challenge: Challenge,
+        policy: Policy,
+        sessionID: UUID,
+        clientID: String,
+        sessionMemory: [String: SessionMemoryEntry],
+        credentials: [Credential],
+        blockedUntil: [UUID: Date],
+        now: Date
+    ) {
+        self.challenge = challenge
+        self.policy = policy
+        self.sessionID = sessionID
+        self.clientID = clientID
+        self.sessionMemory = sessionMemory
+        self.credentials = credentials
+        self.blockedUntil = blockedUntil
+        self.now = now
+    }
+
+    func isBlocked(_ id: UUID) -> Bool {
+        guard let until = blockedUntil[id] else { return false }
+        return until > now
+    }
+}

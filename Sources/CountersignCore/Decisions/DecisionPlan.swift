@@ -1,0 +1,89 @@
+public import Foundation
+
+/// What the engine decided for one challenge, before it is recorded and answered.
+public struct DecisionPlan: Hashable, Sendable {
+    public var disposition: Disposition
+    /// The credential to release with `useCredential`.
+    public var credential: Credential?
+    public var persistence: Persistence
+    public var scope: DecisionScope
+    public var rule: RuleReference?
+    public var source: DecisionSource
+    /// A short sentence for people reading the answer or the audit.
+    public var reason: String
+    /// When the credential the rule would release is blocked: until when.
+    public var blockedUntil: Date?
+    /// The rule's rejection limit for the released (or blocked) credential.
+    public var maxFailures: Int?
+    public var blockSchedule: BlockSchedule?
+    /// What a remembered credential answers once it is blocked.
+    public var blockedDisposition: Disposition?
+    /// Store the answer in the session's memory for this protection space.
+    public var rememberInSession: Bool
+
+    public init(
+        disposition: Disposition,
+        credential: Credential? = nil,
+        persistence: Persistence = .none,
+        scope: DecisionScope,
+        rule: RuleReference? = nil,
+        source: DecisionSource,
+        reason: String,
+        blockedUntil: Date? = nil,
+        maxFailures: Int? = nil,
+        blockSchedule: BlockSchedule? = nil,
+        blockedDisposition: Disposition? = nil,
+        rememberInSession: Bool = false
+    ) {
+        self.disposition = disposition
+        self.credential = credential
+        self.persistence = persistence
+        self.scope = scope
+        self.rule = rule
+        self.source = source
+        self.reason = reason
+        self.blockedUntil = blockedUntil
+        self.maxFailures = maxFailures
+        self.blockSchedule = blockSchedule
+        self.blockedDisposition = blockedDisposition
+        self.rememberInSession = rememberInSession
+    }
+
+    /// The session-memory entry this plan leaves behind, when it leaves one.
+    public func memoryEntry(spaceKey: String) -> SessionMemoryEntry? {
+        guard rememberInSession else { return nil }
+        return SessionMemoryEntry(
+            spaceKey: spaceKey,
+            disposition: disposition,
+            credentialID: credential?.id,
+            persistence: persistence,
+            ruleID: rule?.id,
+            ruleName: rule?.name,
+            maxFailures: maxFailures,
+            blockedDisposition: blockedDisposition
+        )
+    }
+}
+
+/// The rule that decided, as decisions record it.
+public struct RuleReference: Hashable, Sendable, Codable {
+    public var id: String
+    public var name: String?
+
+    public init(id: String, name: String?) {
+        self.id = id
+        self.name = name
+    }
+}
+
+/// Where an answer came from.
+public enum DecisionSource: String, StrictStringEnum {
+    /// The session remembered it.
+    case session
+    /// A policy rule decided.
+    case policy
+    /// No rule speaks about the protection space.
+    case noMatchingRule
+    /// The method is not one Countersign answers.
+    case unsupportedMethod
+}

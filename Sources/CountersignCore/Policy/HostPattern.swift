@@ -1,0 +1,65 @@
+/// A host glob of a policy rule: `api.example.com`, `*.corp.example.com`, `10.0.0.?`, `*`.
+///
+/// `*` matches any run of characters, `?` exactly one; matching ignores case. A pattern that
+/// starts with `*.` needs at least one label before the rest: `*.corp.example.com` matches
+/// `a.corp.example.com` and `a.b.corp.example.com`, not `corp.example.com`.
+public struct HostPattern: Hashable, Sendable, CustomStringConvertible {
+    public let pattern: String
+    private let lowered: [UInt8]
+
+    public init(_ pattern: String) throws {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789-._:[]*?".utf8)
+        let lowered = Array(pattern.lowercased().utf8)
+        guard !lowered.isEmpty, lowered.count <= 253, lowered.allSatisfy(allowed.contains) else {
+            throw CountersignError(.invalidHostPattern, "'\(pattern)' is not a host glob: use letters, digits, '-', '.', ':', '*' and '?'")
+        }
+        guard !pattern.contains("**"), !pattern.contains(".."), lowered.last != UInt8(ascii: ".") else {
+            throw CountersignError(.invalidHostPattern, "'\(pattern)' is not a host glob: no '**', '..' or trailing '.'")
+        }
+        self.pattern = pattern
+        self.lowered = lowered
+    }
+
+    public var description: String { pattern }
+
+    public func matches(_ host: String) -> Bool {
+        Self.glob(lowered[...], Array(host.lowercased().utf8)[...])
+    }
+
+    /// Iterative glob matching with one backtrack point: linear in practice, never exponential.
+    private static func glob(_ pattern: ArraySlice<UInt8>, _ text: ArraySlice<UInt8>) -> Bool {
+        var p = pattern.startIndex
+        var t = text.startIndex
+        var star: (p: Int, t: Int)?
+        while t < text.endIndex {
+            if p < pattern.endIndex, pattern[p] == UInt8(ascii: "?") || pattern[p] == text[t] {
+                p += 1
+                t += 1
+            } else if p < pattern.endIndex, pattern[p] == UInt8(ascii: "*") {
+                // A star must eat at least one character: `*.example.com` needs a label.
+                star = (p, t + 1)
+                p += 1
+                t += 1
+            } else if let backtrack = star {
+                p = backtrack.p + 1
+                t = backtrack.t + 1
+                star = (backtrack.p, backtrack.t + 1)
+            } else {
+                return false
+            }
+        }
+        while p < pattern.endIndex, pattern[p] == UInt8(ascii: "*") { p += 1 }
+        return p == pattern.endIndex
+    }
+}
+
+extension HostPattern: Codable {
+    public init(from decoder: any Decoder) throws {
+        try self.init(try decoder.singleValueContainer().decode(String.self))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(pattern)
+    }
+}

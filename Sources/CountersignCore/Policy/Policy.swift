@@ -1,0 +1,85 @@
+/// A tenant's policy: settings and the ordered rules. The first rule whose `match` fits a
+/// challenge decides it; with none, the answer is `performDefaultHandling`.
+public struct Policy: Codable, Hashable, Sendable {
+    public var settings: PolicySettings
+    public var rules: [PolicyRule]
+
+    public init(settings: PolicySettings = .init(), rules: [PolicyRule] = []) {
+        self.settings = settings
+        self.rules = rules
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        settings = try container.decodeIfPresent(PolicySettings.self, forKey: .settings) ?? .init()
+        rules = try container.decode([PolicyRule].self, forKey: .rules)
+    }
+
+    /// The policy of a tenant that never set one.
+    public static let empty = Policy()
+
+    public static let maximumRules = 1000
+
+    /// The first rule that speaks about `space`.
+    public func rule(for space: ProtectionSpace) -> PolicyRule? {
+        let space = space.normalized
+        return rules.first { $0.match.matches(space) }
+    }
+
+    /// Checks what JSON decoding cannot: counts, ranges, duplicate ids, and that every
+    /// credential a rule names exists (`credentialExists`).
+    public func validate(credentialExists: (CredentialReference) -> Bool) throws {
+        guard rules.count <= Self.maximumRules else {
+            throw CountersignError(.invalidPolicy, "a policy has at most \(Self.maximumRules) rules")
+        }
+        try settings.validate()
+        var ids = Set<String>()
+        for (index, rule) in rules.enumerated() {
+            let field = "rules[\(index)]"
+            try rule.validate(field: field)
+            guard ids.insert(rule.id).inserted else {
+                throw CountersignError(.invalidPolicy, "\(field).id '\(rule.id)' is used by an earlier rule")
+            }
+            for reference in rule.then.references where !credentialExists(reference) {
+                throw CountersignError(.unknownCredentialReference, "\(field).then names \(reference), which does not exist in this tenant")
+            }
+        }
+    }
+}
+
+/// Something a rule refers to by id, checked to exist when the policy is saved.
+public enum CredentialReference: Hashable, Sendable, CustomStringConvertible {
+    case credential(UUIDString)
+    case identity(UUIDString)
+
+    public var description: String {
+        switch self {
+        case .credential(let id): "credential \(id)"
+        case .identity(let id): "identity \(id)"
+        }
+    }
+}
+
+/// A lowercase UUID string; the core keeps ids as text so that it needs no Foundation.
+public typealias UUIDString = String
+
+/// Tenant-wide settings carried by the policy.
+public struct PolicySettings: Codable, Hashable, Sendable {
+    /// Session lifetime when the client asks for none (default 3600 s).
+    public var defaultSessionTTLSeconds: Int?
+    /// Longest session a client may ask for (default 86400 s).
+    public var maxSessionTTLSeconds: Int?
+
+    public init(defaultSessionTTLSeconds: Int? = nil, maxSessionTTLSeconds: Int? = nil) {
+        self.defaultSessionTTLSeconds = defaultSessionTTLSeconds
+        self.maxSessionTTLSeconds = maxSessionTTLSeconds
+    }
+
+    public var sessionTTLMaximum: Int { maxSessionTTLSeconds ?? 86_400 }
+    public var sessionTTLDefault: Int { min(defaultSessionTTLSeconds ?? 3_600, sessionTTLMaximum) }
+
+    func validate() throws {
+        if let value = defaultSessionTTLSeconds { try Validation.range(value, 1...31_536_000, field: "settings.defaultSessionTTLSeconds") }
+        if let value = maxSessionTTLSeconds { try Validation.range(value, 1...31_536_000, field: "settings.maxSessionTTLSeconds") }
+    }
+}

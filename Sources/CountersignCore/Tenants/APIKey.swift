@@ -1,0 +1,39 @@
+public import Foundation
+
+/// What a tenant's API key may do.
+public enum APIKeyRole: String, StrictStringEnum {
+    /// Opens sessions and forwards challenges.
+    case client
+    /// Manages the tenant: keys, policy, credentials, counters, decisions.
+    case admin
+}
+
+/// An API key as it may be listed: everything but the secret, which is shown once at creation
+/// and stored only as a hash.
+public struct APIKey: Sendable, Hashable, Codable {
+    public var id: UUID
+    public var tenantID: UUID
+    public var name: String
+    public var role: APIKeyRole
+    /// The public part of the key (`csk_` and its lookup id), enough to recognise it in a listing.
+    public var prefix: String
+    public var createdAt: Date
+    public var revokedAt: Date?
+
+    public init(id: UUID, tenantID: UUID, name: String, role: APIKeyRole, prefix: String, createdAt: Date, revokedAt: Date?) {
+        self.id = id
+        self.tenantID = tenantID
+        self.name = name
+        self.role = role
+        self.prefix = prefix
+        self.createdAt = createdAt
+        self.revokedAt = revokedAt
+    }
+
+    public var isRevoked: Bool { revokedAt != nil }
+
+    enum CodingKeys: String, CodingKey {
+        case id, name, role, prefix, createdAt, revokedAt
+        case tenantID = "tenantId"
+    }
+}

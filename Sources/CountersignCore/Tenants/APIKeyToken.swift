@@ -1,0 +1,53 @@
+/// The text form of a tenant API key: `csk_<lookup id>_<secret>`.
+///
+/// The lookup id is public and indexes the key's row, so authenticating costs one indexed
+/// read and the secret part is then compared against its stored hash in constant time:
+/// a key is never looked up by its secret.
+public struct APIKeyToken: Sendable, Hashable {
+    public static let scheme = "csk"
+    /// Lookup ids are this many characters of the alphabet below.
+    public static let lookupIDLength = 12
+    static let lookupAlphabet = Array("abcdefghijkmnpqrstuvwxyz23456789".utf8)
+
+    public let lookupID: String
+    public let secret: String
+
+    public init(lookupID: String, secret: String) {
+        self.lookupID = lookupID
+        self.secret = secret
+    }
+
+    /// Builds a token from random bytes: `lookupBytes` pick the lookup id, `secret` is the
+    /// already encoded secret part (at least 32 random bytes, base64url).
+    public init(lookupBytes: [UInt8], secret: String) {
+        precondition(lookupBytes.count >= Self.lookupIDLength)
+        let alphabet = Self.lookupAlphabet
+        // 32 symbols: each byte's low five bits pick one, so every symbol is equally likely.
+        let id = lookupBytes.prefix(Self.lookupIDLength).map { alphabet[Int($0 & 0x1f)] }
+        self.init(lookupID: String(decoding: id, as: UTF8.self), secret: secret)
+    }
+
+    /// Parses a presented bearer token; `nil` when it cannot be a Countersign key at all.
+    public init?(parsing text: some StringProtocol) {
+        let parts = text.split(separator: "_", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0] == Self.scheme,
+            parts[1].utf8.count == Self.lookupIDLength,
+            parts[1].utf8.allSatisfy(Self.lookupAlphabet.contains),
+            parts[2].utf8.count >= 32, parts[2].utf8.count <= 256
+        else { return nil }
+        self.init(lookupID: String(parts[1]), secret: String(parts[2]))
+    }
+
+    /// The public, listable part: `csk_<lookup id>`.
+    public var prefix: String { "\(Self.scheme)_\(lookupID)" }
+
+    /// The whole key as handed out once.
+    public var text: String { "\(prefix)_\(secret)" }
+}
+
+// A token carries a secret: printing one, on purpose or through string interpolation in a log
+// line, shows only its public prefix.
+extension APIKeyToken: CustomStringConvertible, CustomDebugStringConvertible {
+    public var description: String { "\(prefix)_…" }
+    public var debugDescription: String { description }
+}

@@ -1,0 +1,14 @@
+internal import COpenSSL
+
+extension Array where Element == UInt8 {
+    /// Overwrites the bytes with zeros in a way the optimiser keeps (OPENSSL_cleanse).
+    ///
+    /// Best effort: Swift may have copied the array before (copy-on-write), and those copies
+    /// are out of reach; wiping still shortens how long secrets stay in memory.
+    mutating func wipe() {
+        withUnsafeMutableBytes { bytes in
+            guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+            OPENSSL_cleanse(base, bytes.count)
+        }
+    }
+}

@@ -1,0 +1,43 @@
+import CountersignCore
+import CountersignPostgres
+
+/// Ready means: the database answers, and it holds every migration this build knows.
+struct Readiness: Sendable {
+    let pool: PostgresPool
+    /// The newest migration version among the files this instance was started with.
+    let expectedSchemaVersion: Int
+    /// A probe must answer quickly even when the database hangs.
+    var timeout: Duration = .seconds(2)
+
+    func check() async throws {
+        let version: Int
+        do {
+            version = try await withTimeout(timeout) { [pool] in
+                try await pool.withConnection { connection in
+                    let exists = try connection.query("SELECT to_regclass('schema_migrations') IS NOT NULL AS exists")
+                    guard try exists.rows.first?.decode("exists", as: Bool.self) == true else { return 0 }
+                    let rows = try connection.query("SELECT coalesce(max(version), 0)::int8 AS version FROM schema_migrations")
+                    return try rows.rows.first?.decode("version", as: Int.self) ?? 0
+                }
+            }
+        } catch {
+            throw CountersignError(.notReady, "the database is unreachable")
+        }
+        guard version >= expectedSchemaVersion else {
+            throw CountersignError(.notReady, "the database schema is at version \(version); this build needs \(expectedSchemaVersion)")
+        }
+    }
+}
+
+/// Runs `body`, giving up after `timeout` with a CancellationError.
+func withTimeout<T: Sendable>(_ timeout: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: timeout)
+            throw CancellationError()
+        }
+        defer { group.cancelAll() }
+        return try await group.next()!
+    }
+}

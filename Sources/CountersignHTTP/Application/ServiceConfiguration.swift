@@ -1,0 +1,30 @@
+public import CountersignCrypto
+public import CountersignPostgres
+
+/// Everything `buildApplication` needs, filled from flags and environment by the executable.
+public struct ServiceConfiguration: Sendable {
+    /// Address to listen on. The default serves this machine only; containers set `0.0.0.0`.
+    public var host: String = "127.0.0.1"
+    public var port: Int = 8080
+    public var database: PostgresConfiguration
+    /// The operator key, which creates tenants. `nil` disables the operator API.
+    public var operatorKey: OperatorKey?
+    /// The key that seals each tenant's data key. `nil`: nothing that needs a secret works.
+    public var masterKey: SymmetricKey?
+    /// Largest request body accepted, in bytes.
+    public var maxBodyBytes: Int = 1 << 20
+    /// Where the `NNNN_name.sql` migration files are.
+    public var migrationsDirectory: String
+    /// Apply pending migrations before serving.
+    public var migrateAtStart: Bool = true
+    /// How long a verified API key is trusted without asking the database again. A key revoked
+    /// on another instance keeps working there for at most this long; 0 asks every time.
+    public var apiKeyCacheTTL: Duration = .seconds(2)
+    /// How often expired sessions are swept (their memory and `forSession` credentials dropped).
+    public var sessionSweepInterval: Duration = .seconds(30)
+
+    public init(database: PostgresConfiguration, migrationsDirectory: String) {
+        self.database = database
+        self.migrationsDirectory = migrationsDirectory
+    }
+}

@@ -1,0 +1,76 @@
+public import CountersignPostgres
+import CountersignService
+import CountersignStorage
+public import Hummingbird
+public import Logging
+
+/// Builds the Countersign service: the HTTP server, its routes, and the database pool it
+/// owns, all in one `ServiceGroup` so that SIGTERM drains HTTP first and closes the pool after.
+///
+/// Pending migrations are applied before the server accepts requests unless
+/// `configuration.migrateAtStart` is false.
+public func buildApplication(_ configuration: ServiceConfiguration, logger: Logger) throws -> some ApplicationProtocol {
+    let registry = Observability.registry
+    let migrationFiles = try MigrationRunner.load(directory: configuration.migrationsDirectory)
+    let migrations = MigrationRunner(migrations: migrationFiles)
+    let pool = PostgresPool(configuration: configuration.database, logger: logger)
+
+    let router = Router(context: AppRequestContext.self)
+    router.add(middleware: RequestObservationMiddleware())
+    router.add(middleware: ErrorMiddleware())
+
+    let readiness = Readiness(pool: pool, expectedSchemaVersion: migrationFiles.map(\.version).max() ?? 0)
+    HealthController(readiness: readiness, metrics: registry).addRoutes(to: router)
+
+    let body = JSONBody(limit: configuration.maxBodyBytes)
+    let tenants = TenantStore(pool: pool)
+    let keys = APIKeyStore(pool: pool)
+    let authenticator = APIKeyAuthenticator(store: keys, operatorKey: configuration.operatorKey, ttl: configuration.apiKeyCacheTTL)
+
+    let vault = SecretVault(masterKey: configuration.masterKey, pool: pool)
+    let credentials = CredentialStore(pool: pool, vault: vault)
+    let sessionStore = SessionStore(pool: pool)
+    let decisionStore = DecisionStore(pool: pool)
+    let cache = DecisionStateCache(store: DecisionStateStore(pool: pool))
+    let decisions = DecisionService(
+        cache: cache,
+        secrets: SecretCache(store: credentials),
+        writer: DecisionWriter(pool: pool, logger: logger),
+        decisions: decisionStore,
+        logger: logger
+    )
+    let sessions = SessionService(sessions: sessionStore, credentials: credentials, cache: cache)
+
+    let v1 = router.group("v1").add(middleware: AuthenticationMiddleware(authenticator: authenticator))
+    TenantController(tenants: tenants, keys: keys, authenticator: authenticator, body: body)
+        .addRoutes(to: v1.group("tenants", context: OperatorRequestContext.self))
+    APIKeyController(keys: keys, authenticator: authenticator, body: body)
+        .addRoutes(to: v1.group("keys", context: AdminRequestContext.self))
+    SessionController(sessions: sessions, decisions: decisions, body: body)
+        .addRoutes(to: v1.group("sessions", context: ClientRequestContext.self))
+    let decisionController = DecisionController(decisions: decisions, store: decisionStore, body: body)
+    decisionController.addClientRoutes(to: v1.group("decisions", context: ClientRequestContext.self))
+    decisionController.addAdminRoutes(to: v1.group("decisions", context: AdminRequestContext.self))
+    CredentialController(credentials: credentials, cache: cache, body: body)
+        .addRoutes(to: v1.group("credentials", context: AdminRequestContext.self))
+    PolicyController(policies: PolicyStore(pool: pool), decisions: decisions, cache: cache, body: body)
+        .addRoutes(to: v1.group("policy", context: AdminRequestContext.self))
+    CounterController(counters: CounterStore(pool: pool), cache: cache)
+        .addRoutes(to: v1.group("counters", context: AdminRequestContext.self))
+
+    var app = Application(
+        router: router,
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "countersign"),
+        services: [pool, SessionSweeper(sessions: sessionStore, interval: configuration.sessionSweepInterval, logger: logger)],
+        logger: logger
+    )
+    if configuration.migrateAtStart {
+        app.beforeServerStarts {
+            let applied = try await migrations.migrate(on: pool, logger: logger)
+            if !applied.isEmpty {
+                logger.notice("migrations applied", metadata: ["versions": "\(applied.map(\.version))"])
+            }
+        }
+    }
+    return app
+}

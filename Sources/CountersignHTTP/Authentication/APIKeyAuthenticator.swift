@@ -1,0 +1,74 @@
+import CountersignCore
+import CountersignStorage
+import Foundation
+import Synchronization
+
+/// Checks bearer keys, remembering keys that checked out for a short while so that a busy
+/// client does not cost a database read per request.
+///
+/// The cache holds the stored hash, never the key text; every request still compares the
+/// presented key against it in constant time. Revocations and tenant changes made through
+/// this instance take effect at once; those made through another instance within `ttl`.
+final class APIKeyAuthenticator: Sendable {
+    private struct Entry {
+        var found: APIKeyStore.Authenticated
+        var fetchedAt: ContinuousClock.Instant
+    }
+
+    private let store: APIKeyStore
+    private let operatorKey: OperatorKey?
+    private let ttl: Duration
+    private let cache = Mutex<[String: Entry]>([:])
+    private static let cacheLimit = 10_000
+
+    init(store: APIKeyStore, operatorKey: OperatorKey?, ttl: Duration) {
+        self.store = store
+        self.operatorKey = operatorKey
+        self.ttl = ttl
+    }
+
+    /// The principal a bearer token stands for, or an error saying why it stands for none.
+    func authenticate(bearer token: Substring) async throws -> Principal {
+        if let parsed = APIKeyToken(parsing: token) {
+            return .tenantKey(try await tenantKey(for: parsed))
+        }
+        if let operatorKey, operatorKey.matches(token) {
+            return .operator
+        }
+        throw CountersignError(.invalidAPIKey, "the API key is not valid")
+    }
+
+    private func tenantKey(for token: APIKeyToken) async throws -> APIKey {
+        let now = ContinuousClock.now
+        let cached = cache.withLock { $0[token.lookupID] }
+        let found: APIKeyStore.Authenticated?
+        if let cached, now - cached.fetchedAt < ttl {
+            found = APIKeyStore.matches(token, hash: cached.found.secretHash) ? cached.found : nil
+        } else {
+            found = try await store.lookup(token)
+            if let found {
+                cache.withLock { entries in
+                    if entries.count >= Self.cacheLimit { entries.removeAll(keepingCapacity: true) }
+                    entries[token.lookupID] = Entry(found: found, fetchedAt: now)
+                }
+            }
+        }
+        guard let found, !found.key.isRevoked else {
+            throw CountersignError(.invalidAPIKey, "the API key is not valid")
+        }
+        guard !found.tenantDisabled else {
+            throw CountersignError(.tenantDisabled, "this tenant is disabled")
+        }
+        return found.key
+    }
+
+    /// Forgets what this instance knew about a key, after a revocation.
+    func forget(keyID: UUID) {
+        cache.withLock { entries in entries = entries.filter { $0.value.found.key.id != keyID } }
+    }
+
+    /// Forgets every key of a tenant, after the tenant was disabled or enabled.
+    func forget(tenantID: UUID) {
+        cache.withLock { entries in entries = entries.filter { $0.value.found.key.tenantID != tenantID } }
+    }
+}

@@ -1,0 +1,53 @@
+import CountersignCore
+import Foundation
+import Hummingbird
+
+/// Typed access to query parameters, each failure a 400 `invalid_query` naming the parameter.
+struct QueryParameters {
+    let parameters: Parameters
+
+    init(_ parameters: Parameters) {
+        self.parameters = parameters
+    }
+
+    func string(_ name: String) -> String? {
+        parameters.get(name).flatMap { $0.isEmpty ? nil : String($0) }
+    }
+
+    func uuid(_ name: String) throws -> UUID? {
+        guard let text = string(name) else { return nil }
+        guard let id = UUID(uuidString: text) else { throw CountersignError(.invalidQuery, "'\(name)' must be a UUID") }
+        return id
+    }
+
+    func int(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
+        guard let text = string(name) else { return nil }
+        guard let value = Int(text), range.contains(value) else {
+            throw CountersignError(.invalidQuery, "'\(name)' must be an integer from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return value
+    }
+
+    func bool(_ name: String) throws -> Bool? {
+        guard let text = string(name) else { return nil }
+        switch text.lowercased() {
+        case "true", "1": return true
+        case "false", "0": return false
+        default: throw CountersignError(.invalidQuery, "'\(name)' must be true or false")
+        }
+    }
+
+    func date(_ name: String) throws -> Date? {
+        guard let text = string(name) else { return nil }
+        guard let date = Timestamp.parse(text) else { throw CountersignError(.invalidQuery, "'\(name)' must be an RFC 3339 date-time") }
+        return date
+    }
+
+    func enumeration<T: StrictStringEnum>(_ name: String, as type: T.Type) throws -> T? {
+        guard let text = string(name) else { return nil }
+        guard let value = T(rawValue: text) else {
+            throw CountersignError(.invalidQuery, "'\(name)' must be one of \(T.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return value
+    }
+}

@@ -1,0 +1,93 @@
+import CountersignCore
+import CountersignService
+import CountersignStorage
+import Foundation
+import Hummingbird
+import Logging
+
+/// Outcome reports (clients) and the decision audit (admins).
+struct DecisionController: Sendable {
+    let decisions: DecisionService
+    let store: DecisionStore
+    let body: JSONBody
+
+    struct ReportOutcome: Codable {
+        var outcome: Outcome
+        var upstreamStatus: Int?
+    }
+
+    struct OutcomeResponse: Encodable {
+        struct Counter: Encodable {
+            var failures: Int
+            var remainingAttempts: Int?
+            var blockedUntil: Date?
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(failures, forKey: .failures)
+                try container.encode(remainingAttempts, forKey: .remainingAttempts)
+                try container.encode(blockedUntil, forKey: .blockedUntil)
+            }
+
+            enum CodingKeys: String, CodingKey { case failures, remainingAttempts, blockedUntil }
+        }
+
+        var decision: DecisionEntry
+        /// This report counted a rejection; false when the outcome was already known.
+        var counted: Bool
+        var counter: Counter?
+    }
+
+    struct DecisionPage: Encodable {
+        var decisions: [DecisionEntry]
+        var nextCursor: String?
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(decisions, forKey: .decisions)
+            try container.encode(nextCursor, forKey: .nextCursor)
+        }
+
+        enum CodingKeys: String, CodingKey { case decisions, nextCursor }
+    }
+
+    func addClientRoutes(to group: RouterGroup<ClientRequestContext>) {
+        group.post(":decisionId/outcome") { request, context in
+            let decisionID = try context.parameters.uuid("decisionId")
+            let input = try await body.decode(ReportOutcome.self, from: request)
+            if let status = input.upstreamStatus { try Validation.range(status, 100...599, field: "upstreamStatus") }
+            let result = try await decisions.reportOutcome(input.outcome, upstreamStatus: input.upstreamStatus, decisionID: decisionID, tenantID: context.tenantID)
+            let counter = result.counter.map { state in
+                OutcomeResponse.Counter(
+                    failures: state.failures,
+                    remainingAttempts: state.blockedUntil != nil ? 0 : state.maxFailures.map { max(0, $0 - state.failures) },
+                    blockedUntil: state.blockedUntil
+                )
+            }
+            return try JSONResponse.make(OutcomeResponse(decision: result.decision, counted: result.counted, counter: counter))
+        }
+    }
+
+    func addAdminRoutes(to group: RouterGroup<AdminRequestContext>) {
+        group.get { request, context in
+            let query = QueryParameters(request.uri.queryParameters)
+            let filter = DecisionStore.Filter(
+                sessionID: try query.uuid("sessionId"),
+                clientID: query.string("clientId"),
+                credentialID: try query.uuid("credentialId"),
+                disposition: try query.enumeration("disposition", as: Disposition.self),
+                since: try query.date("since"),
+                until: try query.date("until")
+            )
+            let limit = try query.int("limit", in: 1...1000) ?? 100
+            let page = try await store.list(tenantID: context.tenantID, filter: filter, limit: limit, after: query.string("cursor"))
+            return try JSONResponse.make(DecisionPage(decisions: page.entries, nextCursor: page.next))
+        }
+        group.get(":decisionId") { _, context in
+            guard let decision = try await store.get(tenantID: context.tenantID, id: try context.parameters.uuid("decisionId")) else {
+                throw CountersignError(.notFound, "no such decision")
+            }
+            return try JSONResponse.make(decision)
+        }
+    }
+}

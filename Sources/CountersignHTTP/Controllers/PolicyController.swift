@@ -1,0 +1,112 @@
+import CountersignCore
+import CountersignService
+import CountersignStorage
+import Foundation
+import Hummingbird
+import Logging
+
+/// The admin API for the tenant's policy: read, replace as a whole, explain.
+struct PolicyController: Sendable {
+    let policies: PolicyStore
+    let decisions: DecisionService
+    let cache: DecisionStateCache
+    let body: JSONBody
+
+    /// A policy as read and as written: `version` is the version read, which a replacement
+    /// must name (optimistic concurrency).
+    struct PolicyDocument: Codable {
+        var version: Int
+        var settings: PolicySettings?
+        var rules: [PolicyRule]
+        var updatedAt: Date?
+        var updatedBy: String?
+
+        init(_ versioned: PolicyStore.Versioned) {
+            version = versioned.version
+            settings = versioned.policy.settings
+            rules = versioned.policy.rules
+            updatedAt = versioned.updatedAt
+            updatedBy = versioned.updatedBy
+        }
+    }
+
+    struct Explain: Codable {
+        var challenge: Challenge
+        var clientId: String?
+        var sessionId: UUID?
+    }
+
+    struct Explanation: Encodable {
+        var disposition: Disposition
+        var credential: CredentialView?
+        var persistence: Persistence
+        var scope: DecisionScope
+        var rule: RuleReference?
+        var source: DecisionSource
+        var reason: String
+        var blockedUntil: Date?
+        var maxFailures: Int?
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(disposition, forKey: .disposition)
+            try container.encode(credential, forKey: .credential)
+            try container.encode(persistence, forKey: .persistence)
+            try container.encode(scope, forKey: .scope)
+            try container.encode(rule, forKey: .rule)
+            try container.encode(source, forKey: .source)
+            try container.encode(reason, forKey: .reason)
+            try container.encode(blockedUntil, forKey: .blockedUntil)
+            try container.encode(maxFailures, forKey: .maxFailures)
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case disposition, credential, persistence, scope, rule, source, reason, blockedUntil, maxFailures
+        }
+    }
+
+    func addRoutes(to group: RouterGroup<AdminRequestContext>) {
+        group.get { _, context in
+            try JSONResponse.make(PolicyDocument(try await policies.get(tenantID: context.tenantID)))
+        }
+        group.put { request, context in
+            let input = try await body.decode(PolicyDocument.self, from: request)
+            let policy = Policy(settings: input.settings ?? .init(), rules: input.rules)
+            let saved = try await policies.replace(tenantID: context.tenantID, expectedVersion: input.version, with: policy, actor: context.actor)
+            cache.forgetTenant(context.tenantID)
+            context.logger.notice("policy replaced", metadata: ["version": "\(saved.version)", "rules": "\(policy.rules.count)"])
+            return try JSONResponse.make(PolicyDocument(saved))
+        }
+        group.get("versions/:version") { _, context in
+            guard let text = context.parameters.get("version"), let number = Int(text), number > 0 else {
+                throw CountersignError(.invalidID, "'version' must be a positive integer")
+            }
+            guard let versioned = try await policies.version(number, tenantID: context.tenantID) else {
+                throw CountersignError(.notFound, "no such policy version")
+            }
+            return try JSONResponse.make(PolicyDocument(versioned))
+        }
+        group.post("explain") { request, context in
+            let input = try await body.decode(Explain.self, from: request)
+            let (plan, _) = try await decisions.explain(
+                input.challenge,
+                tenantID: context.tenantID,
+                clientID: input.clientId ?? "explain",
+                sessionID: input.sessionId
+            )
+            return try JSONResponse.make(
+                Explanation(
+                    disposition: plan.disposition,
+                    credential: plan.credential.map(CredentialView.init),
+                    persistence: plan.persistence,
+                    scope: plan.scope,
+                    rule: plan.rule,
+                    source: plan.source,
+                    reason: plan.reason,
+                    blockedUntil: plan.blockedUntil,
+                    maxFailures: plan.maxFailures
+                )
+            )
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import CountersignCore
+import CountersignPostgres
+import HTTPTypes
+import Hummingbird
+
+extension CountersignError.Kind {
+    /// The one place where error kinds become HTTP statuses.
+    var status: HTTPResponse.Status {
+        switch self {
+        case .invalidInput: .badRequest
+        case .unauthenticated: .unauthorized
+        case .forbidden: .forbidden
+        case .notFound: .notFound
+        case .conflict: .conflict
+        case .payloadTooLarge: .contentTooLarge
+        case .unsupportedMediaType: .unsupportedMediaType
+        case .unavailable: .serviceUnavailable
+        case .internalFailure: .internalServerError
+        }
+    }
+}
+
+extension CountersignError {
+    /// Translates whatever a handler threw into the error the client sees. Anything this does
+    /// not recognise becomes an opaque `internal_error`: its text may hold things a client
+    /// must not see, and goes to the log instead.
+    static func from(_ error: any Error) -> (error: CountersignError, recognised: Bool) {
+        switch error {
+        case let error as CountersignError:
+            return (error, true)
+        case let error as PostgresError:
+            switch error.code {
+            case .poolTimeout:
+                return (CountersignError(.serviceBusy, "the service is busy; retry shortly"), true)
+            case .connectionFailed, .connectionLost, .poolClosed:
+                return (CountersignError(.databaseUnavailable, "the database is unavailable; retry shortly"), true)
+            default:
+                if error.isQueryCanceled {
+                    return (CountersignError(.serviceBusy, "the database took too long; retry shortly"), true)
+                }
+                return (CountersignError(.internalError, "internal error"), false)
+            }
+        case let error as HTTPError:
+            switch error.status {
+            case .contentTooLarge:
+                return (CountersignError(.bodyTooLarge, "the request body is too large"), true)
+            case .notFound:
+                return (CountersignError(.routeNotFound, "no such route"), true)
+            case .methodNotAllowed:
+                return (CountersignError(.routeNotFound, "no such route for this method"), true)
+            default:
+                let kind: CountersignError.Kind = error.status.code < 500 ? .invalidInput : .internalFailure
+                return (CountersignError(.init("http_\(error.status.code)", kind: kind), error.status.reasonPhrase), true)
+            }
+        case is CancellationError:
+            return (CountersignError(.serviceBusy, "the request was cancelled"), true)
+        default:
+            return (CountersignError(.internalError, "internal error"), false)
+        }
+    }
+}

@@ -1,0 +1,33 @@
+import CountersignCore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// Requires `Authorization: Bearer <key>` and records who the key belongs to.
+struct AuthenticationMiddleware: RouterMiddleware {
+    typealias Context = AppRequestContext
+
+    let authenticator: APIKeyAuthenticator
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let header = request.headers[.authorization] else {
+            throw CountersignError(.unauthenticated, "send the API key as 'Authorization: Bearer <key>'")
+        }
+        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+            throw CountersignError(.unauthenticated, "send the API key as 'Authorization: Bearer <key>'")
+        }
+        let principal = try await authenticator.authenticate(bearer: parts[1].drop(while: { $0 == " " }))
+        var context = context
+        context.principal = principal
+        switch principal {
+        case .operator:
+            context.logger[metadataKey: "principal"] = "operator"
+        case .tenantKey(let key):
+            context.logger[metadataKey: "tenant"] = .string(key.tenantID.uuidString.lowercased())
+            context.logger[metadataKey: "key"] = .string(key.prefix)
+        }
+        return try await next(request, context)
+    }
+}

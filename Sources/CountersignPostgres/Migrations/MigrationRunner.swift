@@ -1,0 +1,206 @@
+import CountersignCore
+import Foundation
+public import Logging
+
+/// Applies ``Migration``s to a database, each exactly once, safely from several instances
+/// starting at the same time.
+///
+/// Each migration runs in its own transaction, which first takes a transaction-level
+/// advisory lock (``advisoryLockKey``), creates `schema_migrations` if needed, re-reads what
+/// is applied, runs the SQL and records the version with the file's checksum. A second
+/// instance waits on the lock and then finds the work done.
+///
+/// Before anything runs, the recorded history is checked against the files. Problems with
+/// the files or the history throw `CountersignError` (codes `migration_checksum_mismatch`,
+/// `migration_unknown_version`, `migration_out_of_order`, `migration_duplicate_version`,
+/// `migration_unreadable`); database failures pass through as ``PostgresError``.
+public struct MigrationRunner: Sendable {
+    /// The `pg_advisory_xact_lock` key every runner takes: ASCII "cntrsign".
+    public static let advisoryLockKey: Int64 = 0x636E_7472_7369_676E
+
+    /// The migrations, sorted by version.
+    public let migrations: [Migration]
+
+    /// A runner for `migrations` (sorted here; duplicate versions are refused when run).
+    public init(migrations: [Migration]) {
+        self.migrations = migrations.sorted { $0.version < $1.version }
+    }
+
+    /// Reads the `NNNN_name.sql` files of `directory`, sorted by version.
+    ///
+    /// Files not ending in `.sql` are ignored; a `.sql` file that starts with a digit but is
+    /// not named `NNNN_name.sql`, an unreadable file or two files with one version throw.
+    public static func load(directory: String) throws -> [Migration] {
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: directory)
+        } catch {
+            throw CountersignError(.migrationUnreadable, "cannot list the migrations directory \(directory)")
+        }
+        var migrations: [Migration] = []
+        for name in names.sorted() where name.hasSuffix(".sql") {
+            guard Migration.parse(fileName: name) != nil else {
+                // A misnamed migration would silently never run: refuse what looks like one.
+                if name.first?.isNumber == true {
+                    throw CountersignError(
+                        .migrationUnreadable,
+                        "migration file \"\(name)\" is not named NNNN_name.sql (name: letters, digits, _ or -)"
+                    )
+                }
+                continue
+            }
+            let path = (directory as NSString).appendingPathComponent(name)
+            guard let data = FileManager.default.contents(atPath: path),
+                let sql = String(data: data, encoding: .utf8)
+            else {
+                throw CountersignError(.migrationUnreadable, "cannot read migration file \(name) as UTF-8 text")
+            }
+            migrations.append(try Migration(fileName: name, sql: sql))
+        }
+        migrations.sort { $0.version < $1.version }
+        try checkUniqueVersions(migrations)
+        return migrations
+    }
+
+    /// Applies every pending migration, in version order, and returns the ones this call
+    /// applied (empty if another instance did them, or nothing was pending).
+    public func migrate(on pool: PostgresPool, logger: Logger) async throws -> [Migration] {
+        try Self.checkUniqueVersions(migrations)
+        var applied: [Migration] = []
+        while true {
+            let migrations = self.migrations
+            let step: Migration? = try await pool.withTransaction { connection in
+                // A migration may rightly take longer than the service's statement timeout,
+                // and so may waiting for another instance's migration.
+                try connection.execute("SET LOCAL statement_timeout = 0")
+                _ = try connection.query("SELECT pg_advisory_xact_lock($1)", [.int(Self.advisoryLockKey)])
+                try connection.simpleQuery(Self.createTableSQL)
+                let history = try Self.readHistory(connection)
+                guard let next = try Self.plan(migrations: migrations, applied: history).first else {
+                    return nil
+                }
+                logger.info(
+                    "applying database migration",
+                    metadata: ["migration.version": "\(next.version)", "migration.name": "\(next.name)"]
+                )
+                do {
+                    try connection.simpleQuery(next.sql)
+                } catch {
+                    logger.error(
+                        "database migration failed",
+                        metadata: [
+                            "migration.version": "\(next.version)", "migration.name": "\(next.name)", "error": "\(error)",
+                        ]
+                    )
+                    throw error
+                }
+                try connection.execute(
+                    "INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
+                    [.int(next.version), .text(next.name), .text(next.checksum)]
+                )
+                return next
+            }
+            guard let step else { break }
+            applied.append(step)
+        }
+        if applied.isEmpty {
+            logger.debug("database schema is up to date", metadata: ["migration.count": "\(migrations.count)"])
+        } else {
+            logger.info("applied database migrations", metadata: ["migration.applied": "\(applied.count)"])
+        }
+        return applied
+    }
+
+    /// The migrations not yet applied (all of them if `schema_migrations` does not exist),
+    /// after the same history checks as ``migrate(on:logger:)``. For readiness checks.
+    public func pendingMigrations(on pool: PostgresPool) async throws -> [Migration] {
+        try Self.checkUniqueVersions(migrations)
+        let migrations = self.migrations
+        return try await pool.withConnection { connection in
+            let present = try connection.query("SELECT to_regclass('schema_migrations') IS NOT NULL AS present")
+            let history = try present.first?.decode("present", as: Bool.self) == true ? Self.readHistory(connection) : []
+            return try Self.plan(migrations: migrations, applied: history)
+        }
+    }
+
+    // MARK: - Planning (pure)
+
+    /// One row of `schema_migrations`.
+    struct AppliedMigration: Sendable, Hashable {
+        var version: Int
+        var name: String
+        var checksum: String
+    }
+
+    /// The migrations still to apply, in order, after checking the recorded history against
+    /// the files: every applied version has a file with the same checksum, and nothing
+    /// pending sorts before something applied.
+    static func plan(migrations: [Migration], applied: [AppliedMigration]) throws(CountersignError) -> [Migration] {
+        try checkUniqueVersions(migrations)
+        var files: [Int: Migration] = [:]
+        for migration in migrations { files[migration.version] = migration }
+
+        for record in applied.sorted(by: { $0.version < $1.version }) {
+            guard let file = files[record.version] else {
+                throw CountersignError(
+                    .migrationUnknownVersion,
+                    "the database has migration \(record.version) (\(record.name)) applied, which no migration file "
+                        + "describes: the database is newer than this build, or the file was removed"
+                )
+            }
+            guard file.checksum == record.checksum else {
+                throw CountersignError(
+                    .migrationChecksumMismatch,
+                    "migration \(record.version) (\(file.fileName)) changed after it was applied "
+                        + "(recorded checksum \(record.checksum.prefix(12))..., file \(file.checksum.prefix(12))...): "
+                        + "restore the applied text and put the change in a new migration"
+                )
+            }
+        }
+
+        let appliedVersions = Set(applied.map(\.version))
+        let pending = migrations.filter { !appliedVersions.contains($0.version) }
+        if let latest = appliedVersions.max(), let early = pending.first(where: { $0.version < latest }) {
+            throw CountersignError(
+                .migrationOutOfOrder,
+                "migration \(early.version) (\(early.fileName)) is not applied but the later migration \(latest) is: "
+                    + "renumber it above \(latest)"
+            )
+        }
+        return pending
+    }
+
+    private static func checkUniqueVersions(_ migrations: [Migration]) throws(CountersignError) {
+        var seen: [Int: String] = [:]
+        for migration in migrations {
+            if let other = seen[migration.version] {
+                throw CountersignError(
+                    .migrationDuplicateVersion,
+                    "migrations \(other) and \(migration.fileName) share version \(migration.version)"
+                )
+            }
+            seen[migration.version] = migration.fileName
+        }
+    }
+
+    // MARK: - SQL
+
+    private static let createTableSQL = """
+        CREATE TABLE IF NOT EXISTS schema_migrations (
+            version int PRIMARY KEY,
+            name text NOT NULL,
+            checksum text NOT NULL,
+            applied_at timestamptz NOT NULL DEFAULT now()
+        )
+        """
+
+    private static func readHistory(_ connection: PostgresConnection) throws -> [AppliedMigration] {
+        try connection.query("SELECT version, name, checksum FROM schema_migrations ORDER BY version").map { row in
+            AppliedMigration(
+                version: try row.decode("version"),
+                name: try row.decode("name"),
+                checksum: try row.decode("checksum")
+            )
+        }
+    }
+}

@@ -1,0 +1,332 @@
+public import CountersignCore
+public import CountersignPostgres
+public import Foundation
+
+/// The credential store: admin-provisioned and client-submitted credentials, their sealed
+/// secrets and their history.
+public struct CredentialStore: Sendable {
+    let pool: PostgresPool
+    let vault: SecretVault
+
+    public init(pool: PostgresPool, vault: SecretVault) {
+        self.pool = pool
+        self.vault = vault
+    }
+
+    /// A credential to save: where it applies, whose it is, and its secret.
+    public struct Input: Sendable {
+        public var attributes: CredentialAttributes
+        public var domain: String?
+        public var label: String?
+        public var password: String
+        public var owner: CredentialOwner
+
+        public init(attributes: CredentialAttributes, domain: String?, label: String?, password: String, owner: CredentialOwner) {
+            self.attributes = attributes
+            self.domain = domain
+            self.label = label
+            self.password = password
+            self.owner = owner
+        }
+    }
+
+    /// Changes to a credential; `nil` leaves a field as it is.
+    public struct Changes: Sendable {
+        public var attributes: CredentialAttributes?
+        public var domain: String??
+        public var label: String??
+        public var password: String?
+
+        public init(attributes: CredentialAttributes? = nil, domain: String?? = nil, label: String?? = nil, password: String? = nil) {
+            self.attributes = attributes
+            self.domain = domain
+            self.label = label
+            self.password = password
+        }
+    }
+
+    /// A history entry of a credential.
+    public struct HistoryEntry: Sendable, Codable {
+        public var at: Date
+        public var event: String
+        public var actor: String
+        public var details: [String: String]
+    }
+
+    /// Saves a credential: a new one, or, when one with the same keychain key and owner
+    /// exists, that one updated in place (same id, history and counters; a changed secret
+    /// resets its counters and unblocks it). Returns the credential and whether it is new.
+    public func save(tenantID: UUID, _ input: Input, actor: String) async throws -> (credential: Credential, created: Bool) {
+        try await save(tenantID: tenantID, input, actor: actor, rememberFor: nil)
+    }
+
+    /// Saves a credential a client submitted for `space` with `persistence`: `forSession`
+    /// credentials belong to the session, which remembers them for the space; `permanent` ones
+    /// to the client; `synchronizable` ones to the tenant. `none` must not come here.
+    public func submit(
+        tenantID: UUID,
+        session: Session,
+        space: ProtectionSpace,
+        user: String,
+        password: String,
+        domain: String?,
+        persistence: Persistence
+    ) async throws -> (credential: Credential, created: Bool) {
+        let owner: CredentialOwner
+        switch persistence {
+        case .none: preconditionFailure("credentials submitted with persistence none are not stored")
+        case .forSession: owner = .session(session.id, clientID: session.clientId)
+        case .permanent: owner = .client(session.clientId)
+        case .synchronizable: owner = .tenant(submittedBy: session.clientId)
+        }
+        let input = Input(attributes: CredentialAttributes(space: space, account: user), domain: domain, label: nil, password: password, owner: owner)
+        return try await save(
+            tenantID: tenantID,
+            input,
+            actor: "client:\(session.clientId)",
+            rememberFor: persistence == .forSession ? (session.id, space.key) : nil
+        )
+    }
+
+    private func save(
+        tenantID: UUID,
+        _ input: Input,
+        actor: String,
+        rememberFor session: (id: UUID, spaceKey: String)?
+    ) async throws -> (credential: Credential, created: Bool) {
+        let key = try await vault.key(for: tenantID)
+        let attributes = input.attributes.normalized
+        do {
+            return try await pool.withTransaction { connection in
+                if let session {
+                    // Sessions are locked before anything else, as everywhere (see DecisionWriter).
+                    let active = try connection.query(
+                        "SELECT invalidated_at IS NULL AND expires_at > now() AS active FROM sessions WHERE id = $1 FOR NO KEY UPDATE",
+                        [.uuid(session.id)]
+                    ).rows.first?.decode("active", as: Bool.self)
+                    guard active == true else { throw CountersignError(.sessionInvalidated, "the session is invalidated") }
+                }
+                let saved: (credential: Credential, created: Bool)
+                if let existing = try Self.find(tenantID: tenantID, attributes: attributes, owner: input.owner, on: connection) {
+                    let changes = Changes(domain: .some(input.domain), label: .some(input.label), password: input.password)
+                    saved = (try Self.apply(changes, to: existing, key: key, actor: actor, on: connection), false)
+                } else {
+                    saved = (try Self.insert(tenantID: tenantID, input, attributes: attributes, key: key, actor: actor, on: connection), true)
+                }
+                if let session {
+                    try Self.remember(saved.credential.id, spaceKey: session.spaceKey, sessionID: session.id, on: connection)
+                }
+                return saved
+            }
+        } catch let error as PostgresError where error.isUniqueViolation {
+            // Saved concurrently by someone else: now it exists, so this save updates it.
+            return try await save(tenantID: tenantID, input, actor: actor, rememberFor: session)
+        }
+    }
+
+    private static func insert(
+        tenantID: UUID,
+        _ input: Input,
+        attributes: CredentialAttributes,
+        key: TenantSecretKey,
+        actor: String,
+        on connection: PostgresConnection
+    ) throws -> Credential {
+        let id = UUID()
+        let sealed = try CredentialSecret(password: input.password).sealed(with: key, rowID: id)
+        let rows = try connection.query(
+            """
+            INSERT INTO credentials AS c (id, tenant_id, kind, owner, owner_client_id, owner_session_id, submitted_by_client,
+                host, port, protocol, realm, path, authentication_method, is_proxy, account, domain, label, sealed_secret)
+            VALUES ($1, $2, 'password', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+            RETURNING \(Credential.columns)
+            """,
+            [.uuid(id), .uuid(tenantID)] + input.owner.columnValues + Self.attributeValues(attributes)
+                + [PostgresValue(input.domain), PostgresValue(input.label), .bytea(sealed)]
+        )
+        let credential = try Credential(row: rows.rows[0])
+        try CredentialHistory.record("created", credentialID: id, tenantID: tenantID, actor: actor, on: connection)
+        try TenantStateVersion.bump(tenantID, on: connection)
+        return credential
+    }
+
+    /// The session serves this credential for the space from now on, without the policy.
+    private static func remember(_ credentialID: UUID, spaceKey: String, sessionID: UUID, on connection: PostgresConnection) throws {
+        try connection.execute(
+            """
+            INSERT INTO session_memory (session_id, space_key, disposition, credential_id, persistence)
+            VALUES ($1, $2, 'useCredential', $3, 'forSession')
+            ON CONFLICT (session_id, space_key) DO UPDATE SET disposition = 'useCredential', credential_id = excluded.credential_id,
+                persistence = 'forSession', rule_id = NULL, rule_name = NULL, max_failures = NULL, blocked_disposition = NULL,
+                created_at = now()
+            """,
+            [.uuid(sessionID), .text(spaceKey), .uuid(credentialID)]
+        )
+        try connection.execute("UPDATE sessions SET state_version = state_version + 1 WHERE id = $1", [.uuid(sessionID)])
+    }
+
+    /// Updates a tenant-owned credential by id; `nil` when the tenant has no such credential.
+    public func update(tenantID: UUID, id: UUID, _ changes: Changes, actor: String) async throws -> Credential? {
+        let key = try await vault.key(for: tenantID)
+        do {
+            return try await pool.withTransaction { connection in
+                guard let existing = try Self.lock(tenantID: tenantID, id: id, on: connection) else { return nil }
+                return try Self.apply(changes, to: existing, key: key, actor: actor, on: connection)
+            }
+        } catch let error as PostgresError where error.isUniqueViolation {
+            throw CountersignError(.credentialConflict, "another credential of this owner already has these attributes")
+        }
+    }
+
+    public func list(tenantID: UUID, host: String? = nil, account: String? = nil) async throws -> [Credential] {
+        try await pool.withConnection { connection in
+            try connection.query(
+                """
+                SELECT \(Credential.columns) FROM credentials c
+                WHERE c.tenant_id = $1 AND ($2::text IS NULL OR c.host = lower($2)) AND ($3::text IS NULL OR c.account = $3)
+                ORDER BY c.host, c.account, c.created_at, c.id
+                """,
+                [.uuid(tenantID), PostgresValue(host), PostgresValue(account)]
+            ).rows.map(Credential.init(row:))
+        }
+    }
+
+    public func get(tenantID: UUID, id: UUID) async throws -> Credential? {
+        try await pool.withConnection { connection in
+            try connection.query(
+                "SELECT \(Credential.columns) FROM credentials c WHERE c.tenant_id = $1 AND c.id = $2",
+                [.uuid(tenantID), .uuid(id)]
+            ).rows.first.map(Credential.init(row:))
+        }
+    }
+
+    /// Deletes a credential with its counters; refused while a policy rule names it.
+    /// Returns false when the tenant has no such credential.
+    public func delete(tenantID: UUID, id: UUID, actor: String) async throws -> Bool {
+        try await pool.withTransaction { connection in
+            guard try Self.lock(tenantID: tenantID, id: id, on: connection) != nil else { return false }
+            if let policy = try PolicyStore.current(tenantID: tenantID, lock: true, on: connection),
+                let rule = policy.policy.rules.first(where: { $0.then.credentialId?.lowercased() == id.uuidString.lowercased() })
+            {
+                throw CountersignError(.credentialInUse, "policy rule '\(rule.id)' names this credential; change the policy first")
+            }
+            try connection.execute("DELETE FROM credentials WHERE tenant_id = $1 AND id = $2", [.uuid(tenantID), .uuid(id)])
+            try CredentialHistory.record("deleted", credentialID: id, tenantID: tenantID, actor: actor, on: connection)
+            try TenantStateVersion.bump(tenantID, on: connection)
+            return true
+        }
+    }
+
+    /// The history of a credential, oldest first; `nil` when the tenant never had it.
+    public func history(tenantID: UUID, id: UUID) async throws -> [HistoryEntry]? {
+        try await pool.withConnection { connection in
+            let rows = try connection.query(
+                "SELECT at, event, actor, details::text AS details FROM credential_history WHERE tenant_id = $1 AND credential_id = $2 ORDER BY id",
+                [.uuid(tenantID), .uuid(id)]
+            )
+            guard !rows.rows.isEmpty else { return nil }
+            return try rows.rows.map { row in
+                let details: String = try row.decode("details")
+                return HistoryEntry(
+                    at: try row.decode("at"),
+                    event: try row.decode("event"),
+                    actor: try row.decode("actor"),
+                    details: (try? JSONDecoder().decode([String: String].self, from: Data(details.utf8))) ?? [:]
+                )
+            }
+        }
+    }
+
+    /// The password of a credential, opened; `nil` when it is gone or its secret changed
+    /// since `secretVersion`.
+    public func password(tenantID: UUID, id: UUID, secretVersion: Int) async throws -> String? {
+        let key = try await vault.key(for: tenantID)
+        let sealed = try await pool.withConnection { connection in
+            try connection.query(
+                "SELECT sealed_secret FROM credentials WHERE tenant_id = $1 AND id = $2 AND secret_version = $3",
+                [.uuid(tenantID), .uuid(id), .int(secretVersion)]
+            ).rows.first?.decode("sealed_secret", as: [UInt8].self)
+        }
+        return try sealed.map { try CredentialSecret.opened($0, with: key, rowID: id).password }
+    }
+
+    // MARK: - Helpers shared by the operations above
+
+    static func attributeValues(_ attributes: CredentialAttributes) -> [PostgresValue] {
+        [
+            .text(attributes.host), PostgresValue(attributes.port), PostgresValue(attributes.protocolName), PostgresValue(attributes.realm),
+            PostgresValue(attributes.path), PostgresValue(attributes.authenticationMethod?.rawValue), .bool(attributes.isProxy),
+            .text(attributes.account),
+        ]
+    }
+
+    static func find(tenantID: UUID, attributes: CredentialAttributes, owner: CredentialOwner, on connection: PostgresConnection) throws -> Credential? {
+        let ownerValues = owner.columnValues
+        return try connection.query(
+            """
+            SELECT \(Credential.columns) FROM credentials c
+            WHERE c.tenant_id = $1 AND c.owner = $2 AND coalesce(c.owner_client_id, '') = coalesce($3::text, '')
+              AND coalesce(c.owner_session_id::text, '') = coalesce($4::uuid::text, '') AND c.is_proxy = $5 AND c.host = $6
+              AND coalesce(c.port, -1) = coalesce($7::int, -1) AND coalesce(c.protocol, '') = coalesce($8::text, '')
+              AND coalesce(c.realm, '') = coalesce($9::text, '') AND coalesce(c.path, '') = coalesce($10::text, '')
+              AND coalesce(c.authentication_method, '') = coalesce($11::text, '') AND c.account = $12
+            FOR UPDATE
+            """,
+            [
+                .uuid(tenantID), ownerValues[0], ownerValues[1], ownerValues[2], .bool(attributes.isProxy), .text(attributes.host),
+                PostgresValue(attributes.port), PostgresValue(attributes.protocolName), PostgresValue(attributes.realm),
+                PostgresValue(attributes.path), PostgresValue(attributes.authenticationMethod?.rawValue), .text(attributes.account),
+            ]
+        ).rows.first.map(Credential.init(row:))
+    }
+
+    static func lock(tenantID: UUID, id: UUID, on connection: PostgresConnection) throws -> Credential? {
+        try connection.query(
+            "SELECT \(Credential.columns) FROM credentials c WHERE c.tenant_id = $1 AND c.id = $2 FOR UPDATE",
+            [.uuid(tenantID), .uuid(id)]
+        ).rows.first.map(Credential.init(row:))
+    }
+
+    /// Applies `changes` to a locked credential in the caller's transaction.
+    static func apply(_ changes: Changes, to existing: Credential, key: TenantSecretKey, actor: String, on connection: PostgresConnection) throws -> Credential {
+        let tenantID = existing.tenantID
+        var secretChanged = false
+        var sealed: [UInt8]?
+        if let password = changes.password {
+            let current = try connection.query("SELECT sealed_secret FROM credentials WHERE id = $1", [.uuid(existing.id)])
+            let stored = try CredentialSecret.opened(try current.rows[0].decode("sealed_secret"), with: key, rowID: existing.id)
+            if stored.password != password {
+                secretChanged = true
+                sealed = try CredentialSecret(password: password).sealed(with: key, rowID: existing.id)
+            }
+        }
+        let attributes = (changes.attributes ?? existing.attributes).normalized
+        let rows = try connection.query(
+            """
+            UPDATE credentials AS c SET host = $3, port = $4, protocol = $5, realm = $6, path = $7, authentication_method = $8,
+                is_proxy = $9, account = $10, domain = $11, label = $12,
+                sealed_secret = coalesce($13, sealed_secret),
+                secret_version = secret_version + CASE WHEN $13::bytea IS NULL THEN 0 ELSE 1 END,
+                updated_at = now()
+            WHERE c.tenant_id = $1 AND c.id = $2
+            RETURNING \(Credential.columns)
+            """,
+            [.uuid(tenantID), .uuid(existing.id)] + attributeValues(attributes)
+                + [PostgresValue(changes.domain ?? existing.domain), PostgresValue(changes.label ?? existing.label), sealed.map(PostgresValue.bytea) ?? .null]
+        )
+        let updated = try Credential(row: rows.rows[0])
+        var details: [String: String] = [:]
+        if changes.attributes != nil, attributes != existing.attributes.normalized { details["attributes"] = "changed" }
+        if secretChanged {
+            details["secret"] = "changed"
+            let unblocked = try connection.execute(
+                "UPDATE rejection_counters SET failures = 0, blocked_until = NULL, updated_at = now() WHERE credential_id = $1 AND (failures > 0 OR blocked_until IS NOT NULL)",
+                [.uuid(existing.id)]
+            )
+            if unblocked > 0 { details["counters"] = "reset" }
+        }
+        try CredentialHistory.record(secretChanged ? "secret_changed" : "updated", credentialID: existing.id, tenantID: tenantID, actor: actor, details: details, on: connection)
+        try TenantStateVersion.bump(tenantID, on: connection)
+        return updated
+    }
+}

@@ -1,0 +1,63 @@
+public import CountersignCore
+public import Foundation
+
+/// A decision to record, with the state versions it was decided against.
+public struct DecisionRecord: Sendable {
+    public var id: UUID
+    public var tenantID: UUID
+    public var sessionID: UUID
+    public var clientID: String
+    public var keyID: UUID
+    public var taskID: String
+    /// What was asked: `challenge`, `response` (raw 401/407), `securityCheck`, ...
+    public var kind: String
+    /// Normalized.
+    public var space: ProtectionSpace
+    public var previousFailureCount: Int
+    public var plan: DecisionPlan
+    /// The user name released, kept to recognise a retry that names it.
+    public var releasedUser: String?
+    /// The tenant and session state versions the plan was made from.
+    public var tenantStateVersion: Int64
+    public var sessionStateVersion: Int64
+
+    public init(
+        id: UUID = UUID(),
+        tenantID: UUID,
+        sessionID: UUID,
+        clientID: String,
+        keyID: UUID,
+        taskID: String,
+        kind: String = "challenge",
+        space: ProtectionSpace,
+        previousFailureCount: Int,
+        plan: DecisionPlan,
+        releasedUser: String?,
+        tenantStateVersion: Int64,
+        sessionStateVersion: Int64
+    ) {
+        self.id = id
+        self.tenantID = tenantID
+        self.sessionID = sessionID
+        self.clientID = clientID
+        self.keyID = keyID
+        self.taskID = taskID
+        self.kind = kind
+        self.space = space.normalized
+        self.previousFailureCount = previousFailureCount
+        self.plan = plan
+        self.releasedUser = releasedUser
+        self.tenantStateVersion = tenantStateVersion
+        self.sessionStateVersion = sessionStateVersion
+    }
+}
+
+/// What became of a decision sent to the writer.
+public enum DecisionCommit: Sendable, Equatable {
+    /// Recorded durably. `failures`: the released credential's rejections so far for this
+    /// protection space.
+    case recorded(failures: Int)
+    /// Not recorded: the tenant's or the session's state changed since the decision was
+    /// made, or the session ended. Decide again from fresh state.
+    case stale
+}

@@ -1,0 +1,98 @@
+public import CountersignCore
+public import CountersignPostgres
+public import Foundation
+
+/// Reads what decisions are made from, for the caches of the decision service.
+///
+/// Each load reads the state version first and the data after it: a change committed in
+/// between makes the data newer than the version, which only costs a stale commit and a
+/// reload. The other order could pair old data with a new version.
+public struct DecisionStateStore: Sendable {
+    let pool: PostgresPool
+
+    public init(pool: PostgresPool) {
+        self.pool = pool
+    }
+
+    /// A tenant's policy, credentials and blocks, at `version`.
+    public struct TenantState: Sendable {
+        public var version: Int64
+        public var disabled: Bool
+        public var policy: PolicyStore.Versioned
+        /// The tenant's credentials and every client's `permanent` ones; not session ones.
+        public var credentials: [Credential]
+        public var blockedUntil: [UUID: Date]
+    }
+
+    /// A session, what it remembers, and its `forSession` credentials, at `version`.
+    public struct SessionState: Sendable {
+        public var session: Session
+        public var version: Int64
+        public var memory: [String: SessionMemoryEntry]
+        public var credentials: [Credential]
+    }
+
+    public func tenantState(_ tenantID: UUID) async throws -> TenantState? {
+        try await pool.withConnection { connection in
+            guard let tenant = try connection.query(
+                "SELECT state_version, disabled_at IS NOT NULL AS disabled FROM tenants WHERE id = $1",
+                [.uuid(tenantID)]
+            ).rows.first else { return nil }
+            let policy = try PolicyStore.current(tenantID: tenantID, lock: false, on: connection) ?? .init(version: 0, policy: .empty)
+            let credentials = try connection.query(
+                "SELECT \(Credential.columns) FROM credentials c WHERE c.tenant_id = $1 AND c.owner <> 'session'",
+                [.uuid(tenantID)]
+            ).rows.map(Credential.init(row:))
+            var blocked: [UUID: Date] = [:]
+            for row in try connection.query(
+                "SELECT credential_id, max(blocked_until) AS until FROM rejection_counters WHERE tenant_id = $1 AND blocked_until > now() GROUP BY credential_id",
+                [.uuid(tenantID)]
+            ).rows {
+                blocked[try row.decode("credential_id")] = try row.decode("until")
+            }
+            return TenantState(
+                version: try tenant.decode("state_version"),
+                disabled: try tenant.decode("disabled"),
+                policy: policy,
+                credentials: credentials,
+                blockedUntil: blocked
+            )
+        }
+    }
+
+    public func sessionState(tenantID: UUID, sessionID: UUID) async throws -> SessionState? {
+        try await pool.withConnection { connection in
+            guard let row = try connection.query(
+                "SELECT \(SessionStore.columns) FROM sessions s WHERE s.tenant_id = $1 AND s.id = $2",
+                [.uuid(tenantID), .uuid(sessionID)]
+            ).rows.first else { return nil }
+            let session = try SessionStore.session(from: row)
+            var memory: [String: SessionMemoryEntry] = [:]
+            for entry in try connection.query(
+                """
+                SELECT space_key, disposition, credential_id, persistence, rule_id, rule_name, max_failures, blocked_disposition
+                FROM session_memory WHERE session_id = $1
+                """,
+                [.uuid(sessionID)]
+            ).rows {
+                let blocked: String? = try entry.decode("blocked_disposition")
+                let remembered = SessionMemoryEntry(
+                    spaceKey: try entry.decode("space_key"),
+                    disposition: try entry.decodeEnum("disposition"),
+                    credentialID: try entry.decode("credential_id"),
+                    persistence: try entry.decodeEnum("persistence"),
+                    ruleID: try entry.decode("rule_id"),
+                    ruleName: try entry.decode("rule_name"),
+                    maxFailures: try entry.decode("max_failures"),
+                    blockedDisposition: blocked.flatMap(Disposition.init(rawValue:))
+                )
+                memory[remembered.spaceKey] = remembered
+            }
+            let credentials = try connection.query(
+                "SELECT \(Credential.columns) FROM credentials c WHERE c.tenant_id = $1 AND c.owner = 'session' AND c.owner_session_id = $2",
+                [.uuid(tenantID), .uuid(sessionID)]
+            ).rows.map(Credential.init(row:))
+            return SessionState(session: session, version: try row.decode("state_version"), memory: memory, credentials: credentials)
+        }
+    }
+}

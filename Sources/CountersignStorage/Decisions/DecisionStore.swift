@@ -1,0 +1,248 @@
+public import CountersignCore
+public import CountersignPostgres
+public import Foundation
+
+/// Decision records after they are written: outcomes, rejection counting, the audit listing.
+public struct DecisionStore: Sendable {
+    let pool: PostgresPool
+
+    public init(pool: PostgresPool) {
+        self.pool = pool
+    }
+
+    static let columns = """
+        d.id, d.session_id, d.client_id, d.key_id, d.task_id, d.kind, d.host, d.port, d.protocol, d.realm,
+        d.authentication_method, d.is_proxy, d.previous_failure_count, d.disposition, d.persistence, d.scope, d.source,
+        d.reason, d.rule_id, d.rule_name, d.credential_id, d.blocked_until, d.created_at, d.outcome, d.outcome_status,
+        d.outcome_at, d.outcome_source, d.counted, d.created_at::text AS cursor_at
+        """
+
+    /// The result of reporting an outcome.
+    public struct OutcomeResult: Sendable {
+        public var decision: DecisionEntry
+        /// This report counted a rejection (false when it repeated an earlier report).
+        public var counted: Bool
+        /// The counter after this report, when a credential was involved.
+        public var counter: CounterState?
+        /// The tenant's or the session's decision state changed: caches should reload.
+        public var stateChanged: Bool
+    }
+
+    /// A rejection counter right after a change.
+    public struct CounterState: Sendable, Hashable {
+        public var failures: Int
+        public var maxFailures: Int?
+        public var blockedUntil: Date?
+    }
+
+    public func get(tenantID: UUID, id: UUID) async throws -> DecisionEntry? {
+        try await pool.withConnection { connection in
+            try connection.query("SELECT \(Self.columns) FROM decisions d WHERE d.tenant_id = $1 AND d.id = $2", [.uuid(tenantID), .uuid(id)])
+                .rows.first.map(Self.entry(from:))
+        }
+    }
+
+    /// Records the outcome of a decision, once: the same outcome again changes nothing; a
+    /// different one is `outcome_conflict`. A rejection of a released credential counts
+    /// against it and may block it; an acceptance resets its count. `nil`: no such decision.
+    public func reportOutcome(
+        tenantID: UUID,
+        decisionID: UUID,
+        outcome: Outcome,
+        upstreamStatus: Int?,
+        source: String
+    ) async throws -> OutcomeResult? {
+        try await pool.withTransaction { connection in
+            guard let sessionID = try connection.query(
+                "SELECT session_id FROM decisions WHERE tenant_id = $1 AND id = $2",
+                [.uuid(tenantID), .uuid(decisionID)]
+            ).rows.first?.decode("session_id", as: UUID.self) else { return nil }
+            // Lock order of every transaction here: sessions, decisions, counters, tenants.
+            try connection.execute("SELECT 1 FROM sessions WHERE id = $1 FOR NO KEY UPDATE", [.uuid(sessionID)])
+            let row = try connection.query(
+                "SELECT \(Self.columns), d.space_key, d.max_failures, d.block_seconds, d.block_increment_seconds, d.max_block_seconds FROM decisions d WHERE d.id = $1 FOR UPDATE",
+                [.uuid(decisionID)]
+            ).rows[0]
+            let decision = try Self.entry(from: row)
+            if let existing = decision.outcome {
+                guard existing == outcome else {
+                    throw CountersignError(.outcomeConflict, "this decision's outcome is already '\(existing.rawValue)'")
+                }
+                return OutcomeResult(decision: decision, counted: false, counter: nil, stateChanged: false)
+            }
+            let credentialID = decision.credentialId
+            let countsAgainstCredential = outcome == .rejected && decision.disposition == .useCredential && credentialID != nil
+            var counter: CounterState?
+            var stateChanged = false
+            var counted = false
+            if countsAgainstCredential, let credentialID,
+                try connection.query("SELECT 1 FROM credentials WHERE id = $1", [.uuid(credentialID)]).count > 0
+            {
+                let schedule = BlockSchedule(
+                    seconds: try row.decode("block_seconds", as: Int?.self) ?? BlockSchedule.default.seconds,
+                    incrementSeconds: try row.decode("block_increment_seconds", as: Int?.self) ?? BlockSchedule.default.incrementSeconds,
+                    maximumSeconds: try row.decode("max_block_seconds", as: Int?.self) ?? BlockSchedule.default.maximumSeconds
+                )
+                counter = try RejectionCounting.count(
+                    tenantID: tenantID,
+                    credentialID: credentialID,
+                    spaceKey: try row.decode("space_key"),
+                    clientID: decision.clientId,
+                    maxFailures: try row.decode("max_failures"),
+                    schedule: schedule,
+                    on: connection
+                )
+                counted = true
+                stateChanged = counter?.blockedUntil != nil
+                // The session forgets a credential that was just rejected.
+                let forgotten = try connection.execute(
+                    "DELETE FROM session_memory WHERE session_id = $1 AND credential_id = $2",
+                    [.uuid(sessionID), .uuid(credentialID)]
+                )
+                if forgotten > 0 {
+                    try connection.execute("UPDATE sessions SET state_version = state_version + 1 WHERE id = $1", [.uuid(sessionID)])
+                    stateChanged = true
+                }
+            } else if outcome == .accepted, let credentialID {
+                try connection.execute(
+                    "UPDATE rejection_counters SET failures = 0, updated_at = now() WHERE tenant_id = $1 AND credential_id = $2 AND space_key = $3 AND failures > 0",
+                    [.uuid(tenantID), .uuid(credentialID), .text(try row.decode("space_key"))]
+                )
+            }
+            let updated = try connection.query(
+                """
+                UPDATE decisions AS d SET outcome = $2, outcome_status = $3, outcome_at = now(), outcome_source = $4, counted = $5
+                WHERE d.id = $1 RETURNING \(Self.columns)
+                """,
+                [.uuid(decisionID), .text(outcome.rawValue), PostgresValue(upstreamStatus), .text(source), .bool(counted)]
+            )
+            return OutcomeResult(decision: try Self.entry(from: updated.rows[0]), counted: counted, counter: counter, stateChanged: stateChanged)
+        }
+    }
+
+    /// The latest decision of a session's task for a protection space that released
+    /// `user`: what a retry naming that user rejects.
+    public func lastRelease(sessionID: UUID, taskID: String, spaceKey: String, user: String) async throws -> DecisionEntry? {
+        try await pool.withConnection { connection in
+            try connection.query(
+                """
+                SELECT \(Self.columns) FROM decisions d
+                WHERE d.session_id = $1 AND d.task_id = $2 AND d.space_key = $3 AND d.disposition = 'useCredential' AND d.released_user = $4
+                ORDER BY d.created_at DESC LIMIT 1
+                """,
+                [.uuid(sessionID), .text(taskID), .text(spaceKey), .text(user)]
+            ).rows.first.map(Self.entry(from:))
+        }
+    }
+
+    /// Filters of the decision listing; `nil` fields do not filter.
+    public struct Filter: Sendable {
+        public var sessionID: UUID?
+        public var clientID: String?
+        public var credentialID: UUID?
+        public var disposition: Disposition?
+        public var since: Date?
+        public var until: Date?
+
+        public init(sessionID: UUID? = nil, clientID: String? = nil, credentialID: UUID? = nil, disposition: Disposition? = nil, since: Date? = nil, until: Date? = nil) {
+            self.sessionID = sessionID
+            self.clientID = clientID
+            self.credentialID = credentialID
+            self.disposition = disposition
+            self.since = since
+            self.until = until
+        }
+    }
+
+    /// One page of decisions, newest first, and the cursor of the next page.
+    public func list(tenantID: UUID, filter: Filter, limit: Int, after cursor: String?) async throws -> (entries: [DecisionEntry], next: String?) {
+        let position = try cursor.map(Self.position(of:))
+        return try await pool.withConnection { connection in
+            let rows = try connection.query(
+                """
+                SELECT \(Self.columns) FROM decisions d
+                WHERE d.tenant_id = $1
+                  AND ($2::uuid IS NULL OR d.session_id = $2::uuid)
+                  AND ($3::text IS NULL OR d.client_id = $3::text)
+                  AND ($4::uuid IS NULL OR d.credential_id = $4::uuid)
+                  AND ($5::text IS NULL OR d.disposition = $5::text)
+                  AND ($6::timestamptz IS NULL OR d.created_at >= $6::timestamptz)
+                  AND ($7::timestamptz IS NULL OR d.created_at < $7::timestamptz)
+                  AND ($8::timestamptz IS NULL OR (d.created_at, d.id) < ($8::timestamptz, $9::uuid))
+                ORDER BY d.created_at DESC, d.id DESC
+                LIMIT $10
+                """,
+                [
+                    .uuid(tenantID), PostgresValue(filter.sessionID), PostgresValue(filter.clientID), PostgresValue(filter.credentialID),
+                    PostgresValue(filter.disposition?.rawValue), PostgresValue(filter.since), PostgresValue(filter.until),
+                    PostgresValue(position?.at), PostgresValue(position?.id), .int(limit + 1),
+                ]
+            ).rows
+            let entries = try rows.prefix(limit).map(Self.entry(from:))
+            guard rows.count > limit, let last = rows.prefix(limit).last else { return (entries, nil) }
+            let lastAt: String = try last.decode("cursor_at")
+            let lastID: UUID = try last.decode("id")
+            return (entries, Self.cursor(at: lastAt, id: lastID))
+        }
+    }
+
+    static func cursor(at: String, id: UUID) -> String {
+        Data("\(at)|\(id.uuidString.lowercased())".utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    static func position(of cursor: String) throws -> (at: String, id: UUID) {
+        var base64 = cursor.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        guard cursor.count <= 200, let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8),
+            let separator = text.lastIndex(of: "|"), let id = UUID(uuidString: String(text[text.index(after: separator)...])),
+            Timestamps.isPostgresTimestamp(text[..<separator])
+        else {
+            throw CountersignError(.invalidQuery, "'cursor' is not a cursor this service gave out")
+        }
+        return (String(text[..<separator]), id)
+    }
+
+    static func entry(from row: PostgresRow) throws -> DecisionEntry {
+        let ruleID: String? = try row.decode("rule_id")
+        let outcome: String? = try row.decode("outcome")
+        return DecisionEntry(
+            id: try row.decode("id"),
+            sessionId: try row.decode("session_id"),
+            clientId: try row.decode("client_id"),
+            keyId: try row.decode("key_id"),
+            taskId: try row.decode("task_id"),
+            kind: try row.decode("kind"),
+            protectionSpace: .init(
+                host: try row.decode("host"),
+                port: try row.decode("port"),
+                protocol: try row.decode("protocol"),
+                realm: try row.decode("realm"),
+                authenticationMethod: try row.decode("authentication_method"),
+                isProxy: try row.decode("is_proxy")
+            ),
+            previousFailureCount: try row.decode("previous_failure_count"),
+            disposition: try row.decodeEnum("disposition"),
+            persistence: try row.decodeEnum("persistence"),
+            scope: try row.decodeEnum("scope"),
+            source: try row.decode("source"),
+            reason: try row.decode("reason"),
+            rule: try ruleID.map { RuleReference(id: $0, name: try row.decode("rule_name")) },
+            credentialId: try row.decode("credential_id"),
+            blockedUntil: try row.decode("blocked_until"),
+            createdAt: try row.decode("created_at"),
+            outcome: outcome.flatMap(Outcome.init(rawValue:)),
+            outcomeStatus: try row.decode("outcome_status"),
+            outcomeAt: try row.decode("outcome_at"),
+            outcomeSource: try row.decode("outcome_source"),
+            countedRejection: try row.decode("counted")
+        )
+    }
+}
+
+/// PostgreSQL's own timestamp text, as cursors carry it so that paging compares exactly.
+enum Timestamps {
+    static func isPostgresTimestamp(_ text: Substring) -> Bool {
+        text.count >= 19 && text.count <= 40 && text.allSatisfy { $0.isNumber || "-:. +".contains($0) }
+    }
+}

@@ -1,0 +1,96 @@
+public import CountersignCore
+public import CountersignPostgres
+public import Foundation
+
+/// Each tenant's policy, replaced as a whole under optimistic concurrency, with every
+/// version kept.
+public struct PolicyStore: Sendable {
+    let pool: PostgresPool
+
+    public init(pool: PostgresPool) {
+        self.pool = pool
+    }
+
+    /// A policy and the version it is at. Version 0 is the empty policy of a tenant that never
+    /// saved one.
+    public struct Versioned: Sendable, Hashable {
+        public var version: Int
+        public var policy: Policy
+        public var updatedAt: Date?
+        public var updatedBy: String?
+    }
+
+    public func get(tenantID: UUID) async throws -> Versioned {
+        try await pool.withConnection { connection in
+            try Self.current(tenantID: tenantID, lock: false, on: connection) ?? Versioned(version: 0, policy: .empty)
+        }
+    }
+
+    /// Replaces the policy if it is still at `expectedVersion`; a stale version is
+    /// `policy_version_conflict`. Rules that name a missing credential are refused.
+    public func replace(tenantID: UUID, expectedVersion: Int, with policy: Policy, actor: String) async throws -> Versioned {
+        let document = String(decoding: try JSONEncoder().encode(policy), as: UTF8.self)
+        return try await pool.withTransaction { connection in
+            // Serializes edits of one tenant's policy, the first one included.
+            try connection.execute("SELECT 1 FROM tenants WHERE id = $1 FOR UPDATE", [.uuid(tenantID)])
+            let current = try Self.current(tenantID: tenantID, lock: false, on: connection)?.version ?? 0
+            guard current == expectedVersion else {
+                throw CountersignError(.policyVersionConflict, "the policy is at version \(current), not \(expectedVersion); fetch it and apply your change again")
+            }
+            let existing = try Self.referenceableIDs(tenantID: tenantID, on: connection)
+            try policy.validate { existing.contains($0) }
+            let version = current + 1
+            try connection.execute(
+                """
+                INSERT INTO policies (tenant_id, version, document, updated_by) VALUES ($1, $2, $3::jsonb, $4)
+                ON CONFLICT (tenant_id) DO UPDATE SET version = excluded.version, document = excluded.document,
+                    updated_at = now(), updated_by = excluded.updated_by
+                """,
+                [.uuid(tenantID), .int(version), .text(document), .text(actor)]
+            )
+            try connection.execute(
+                "INSERT INTO policy_versions (tenant_id, version, document, created_by) VALUES ($1, $2, $3::jsonb, $4)",
+                [.uuid(tenantID), .int(version), .text(document), .text(actor)]
+            )
+            try TenantStateVersion.bump(tenantID, on: connection)
+            guard let saved = try Self.current(tenantID: tenantID, lock: false, on: connection) else {
+                throw CountersignError(.internalError, "the saved policy vanished")
+            }
+            return saved
+        }
+    }
+
+    /// An earlier version of the policy; `nil` when there is none.
+    public func version(_ version: Int, tenantID: UUID) async throws -> Versioned? {
+        try await pool.withConnection { connection in
+            try connection.query(
+                "SELECT version, document::text AS document, created_at AS updated_at, created_by AS updated_by FROM policy_versions WHERE tenant_id = $1 AND version = $2",
+                [.uuid(tenantID), .int(version)]
+            ).rows.first.map(Self.versioned(from:))
+        }
+    }
+
+    static func current(tenantID: UUID, lock: Bool, on connection: PostgresConnection) throws -> Versioned? {
+        try connection.query(
+            "SELECT version, document::text AS document, updated_at, updated_by FROM policies WHERE tenant_id = $1\(lock ? " FOR SHARE" : "")",
+            [.uuid(tenantID)]
+        ).rows.first.map(Self.versioned(from:))
+    }
+
+    static func versioned(from row: PostgresRow) throws -> Versioned {
+        let document: String = try row.decode("document")
+        let policy: Policy
+        do {
+            policy = try JSONDecoder().decode(Policy.self, from: Data(document.utf8))
+        } catch {
+            throw CountersignError(.internalError, "the stored policy does not decode with this version")
+        }
+        return Versioned(version: try row.decode("version"), policy: policy, updatedAt: try row.decode("updated_at"), updatedBy: try row.decode("updated_by"))
+    }
+
+    /// What a rule may name: the tenant's own credentials (not those of one client or session).
+    static func referenceableIDs(tenantID: UUID, on connection: PostgresConnection) throws -> Set<CredentialReference> {
+        let rows = try connection.query("SELECT id FROM credentials WHERE tenant_id = $1 AND owner = 'tenant'", [.uuid(tenantID)])
+        return Set(try rows.rows.map { .credential(try $0.decode("id", as: UUID.self).uuidString.lowercased()) })
+    }
+}

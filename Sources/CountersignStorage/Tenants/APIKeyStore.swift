@@ -1,0 +1,142 @@
+public import CountersignCore
+import CountersignCrypto
+public import CountersignPostgres
+public import Foundation
+
+/// Tenant API keys: created and shown once, listed without their secret, revoked, and
+/// checked on every request.
+public struct APIKeyStore: Sendable {
+    let pool: PostgresPool
+
+    public init(pool: PostgresPool) {
+        self.pool = pool
+    }
+
+    /// Who created a key, for the record.
+    public enum Creator: Sendable {
+        case `operator`
+        case key(UUID)
+
+        var recorded: String {
+            switch self {
+            case .operator: "operator"
+            case .key(let id): id.uuidString.lowercased()
+            }
+        }
+    }
+
+    /// A key just created: its metadata and the one time its whole text is available.
+    public struct Created: Sendable {
+        public var key: APIKey
+        public var token: APIKeyToken
+    }
+
+    /// A key that authenticated, with what the request needs to know about its tenant.
+    public struct Authenticated: Sendable {
+        public var key: APIKey
+        public var tenantDisabled: Bool
+        public var secretHash: [UInt8]
+    }
+
+    /// Creates a key for an existing tenant; `nil` when the tenant does not exist.
+    public func create(tenantID: UUID, name: String, role: APIKeyRole, createdBy: Creator) async throws -> Created? {
+        let id = UUID()
+        let token = APIKeyToken(lookupBytes: try SecureRandom.bytes(APIKeyToken.lookupIDLength), secret: try SecureRandom.token(byteCount: 32))
+        let hash = Self.hash(of: token)
+        do {
+            return try await pool.withConnection { connection in
+                let rows = try connection.query(
+                    """
+                    INSERT INTO api_keys AS k (id, tenant_id, lookup_id, secret_hash, role, name, created_by)
+                    SELECT $1, t.id, $3, $4, $5, $6, $7 FROM tenants t WHERE t.id = $2
+                    RETURNING \(Self.columns)
+                    """,
+                    [.uuid(id), .uuid(tenantID), .text(token.lookupID), .bytea(hash), .text(role.rawValue), .text(name), .text(createdBy.recorded)]
+                )
+                return try rows.rows.first.map { Created(key: try Self.key(from: $0), token: token) }
+            }
+        } catch let error as PostgresError where error.isUniqueViolation {
+            // Two keys drew the same 60-bit lookup id: draw again rather than fail the admin.
+            return try await create(tenantID: tenantID, name: name, role: role, createdBy: createdBy)
+        }
+    }
+
+    public func list(tenantID: UUID) async throws -> [APIKey] {
+        try await pool.withConnection { connection in
+            try connection.query(
+                "SELECT \(Self.columns) FROM api_keys k WHERE k.tenant_id = $1 ORDER BY k.created_at, k.id",
+                [.uuid(tenantID)]
+            ).rows.map(Self.key(from:))
+        }
+    }
+
+    public func get(tenantID: UUID, id: UUID) async throws -> APIKey? {
+        try await pool.withConnection { connection in
+            try connection.query(
+                "SELECT \(Self.columns) FROM api_keys k WHERE k.tenant_id = $1 AND k.id = $2",
+                [.uuid(tenantID), .uuid(id)]
+            ).rows.first.map(Self.key(from:))
+        }
+    }
+
+    /// Revokes a key of the tenant; `nil` when the tenant has no such key. Revoking twice keeps
+    /// the first time.
+    public func revoke(tenantID: UUID, id: UUID) async throws -> APIKey? {
+        try await pool.withConnection { connection in
+            try connection.query(
+                """
+                UPDATE api_keys k SET revoked_at = coalesce(k.revoked_at, now())
+                WHERE k.tenant_id = $1 AND k.id = $2 RETURNING \(Self.columns)
+                """,
+                [.uuid(tenantID), .uuid(id)]
+            ).rows.first.map(Self.key(from:))
+        }
+    }
+
+    /// The key a presented token names, if its secret matches; revoked keys are returned too,
+    /// so that the caller can tell a revoked key from a wrong one in its own logs.
+    public func lookup(_ token: APIKeyToken) async throws -> Authenticated? {
+        let found = try await pool.withConnection { connection in
+            try connection.query(
+                """
+                SELECT \(Self.columns), k.secret_hash, t.disabled_at IS NOT NULL AS tenant_disabled
+                FROM api_keys k JOIN tenants t ON t.id = k.tenant_id
+                WHERE k.lookup_id = $1
+                """,
+                [.text(token.lookupID)]
+            ).rows.first.map { row in
+                Authenticated(
+                    key: try Self.key(from: row),
+                    tenantDisabled: try row.decode("tenant_disabled"),
+                    secretHash: try row.decode("secret_hash")
+                )
+            }
+        }
+        guard let found, Self.matches(token, hash: found.secretHash) else { return nil }
+        return found
+    }
+
+    /// Whether `token` is the key whose stored hash is `hash`, compared in constant time.
+    public static func matches(_ token: APIKeyToken, hash: [UInt8]) -> Bool {
+        ConstantTime.equals(Self.hash(of: token), hash)
+    }
+
+    static func hash(of token: APIKeyToken) -> [UInt8] {
+        Digest.hash(.sha256, token.text)
+    }
+
+    static let columns = "k.id, k.tenant_id, k.lookup_id, k.role, k.name, k.created_at, k.revoked_at"
+
+    static func key(from row: PostgresRow) throws -> APIKey {
+        let lookupID: String = try row.decode("lookup_id")
+        return APIKey(
+            id: try row.decode("id"),
+            tenantID: try row.decode("tenant_id"),
+            name: try row.decode("name"),
+            role: try row.decodeEnum("role"),
+            prefix: APIKeyToken(lookupID: lookupID, secret: "").prefix,
+            createdAt: try row.decode("created_at"),
+            revokedAt: try row.decode("revoked_at")
+        )
+    }
+}

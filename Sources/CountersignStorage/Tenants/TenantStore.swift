@@ -1,0 +1,62 @@
+public import CountersignCore
+public import CountersignPostgres
+public import Foundation
+
+/// Tenants, as the operator manages them.
+public struct TenantStore: Sendable {
+    let pool: PostgresPool
+
+    public init(pool: PostgresPool) {
+        self.pool = pool
+    }
+
+    public func create(name: String) async throws -> Tenant {
+        let id = UUID()
+        do {
+            return try await pool.withConnection { connection in
+                let rows = try connection.query(
+                    "INSERT INTO tenants (id, name) VALUES ($1, $2) RETURNING \(Self.columns)",
+                    [.uuid(id), .text(name)]
+                )
+                return try Self.tenant(from: rows.rows[0])
+            }
+        } catch let error as PostgresError where error.isUniqueViolation {
+            throw CountersignError(.tenantNameTaken, "a tenant named '\(name)' already exists")
+        }
+    }
+
+    public func list() async throws -> [Tenant] {
+        try await pool.withConnection { connection in
+            try connection.query("SELECT \(Self.columns) FROM tenants ORDER BY created_at, id").rows.map(Self.tenant(from:))
+        }
+    }
+
+    public func get(id: UUID) async throws -> Tenant? {
+        try await pool.withConnection { connection in
+            try connection.query("SELECT \(Self.columns) FROM tenants WHERE id = $1", [.uuid(id)]).rows.first.map(Self.tenant(from:))
+        }
+    }
+
+    /// Disables or re-enables a tenant; `nil` when there is no such tenant. Disabling twice keeps
+    /// the first time.
+    public func setDisabled(id: UUID, _ disabled: Bool) async throws -> Tenant? {
+        try await pool.withConnection { connection in
+            let sql =
+                disabled
+                ? "UPDATE tenants SET disabled_at = coalesce(disabled_at, now()) WHERE id = $1 RETURNING \(Self.columns)"
+                : "UPDATE tenants SET disabled_at = NULL WHERE id = $1 RETURNING \(Self.columns)"
+            return try connection.query(sql, [.uuid(id)]).rows.first.map(Self.tenant(from:))
+        }
+    }
+
+    static let columns = "id, name, created_at, disabled_at"
+
+    static func tenant(from row: PostgresRow) throws -> Tenant {
+        Tenant(
+            id: try row.decode("id"),
+            name: try row.decode("name"),
+            createdAt: try row.decode("created_at"),
+            disabledAt: try row.decode("disabled_at")
+        )
+    }
+}

@@ -1,0 +1,87 @@
+import ArgumentParser
+import CountersignCore
+import CountersignCrypto
+import CountersignHTTP
+import CountersignPostgres
+import CountersignStorage
+import Foundation
+import Hummingbird
+import Logging
+
+struct DevCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "dev",
+        abstract: "Run Countersign locally with a PostgreSQL it manages itself and a demo tenant.",
+        discussion: """
+            Without COUNTERSIGN_DATABASE_URL (or --database-url), creates a PostgreSQL cluster under
+            the data directory (initdb + pg_ctl on a unix socket), starts it, and stops it on exit;
+            the next run reuses it. Generates a master key and an operator key there, applies the
+            migrations, creates the tenant 'demo' with an admin and a client key, prints them with a
+            ready-to-paste curl example, and serves on 127.0.0.1:8080.
+            """
+    )
+
+    @Option(help: "Where the local cluster, keys and demo credentials live. Env: COUNTERSIGN_DEV_DIR.")
+    var dataDir: String = Environment.string("COUNTERSIGN_DEV_DIR") ?? ".countersign"
+
+    @OptionGroup var database: DatabaseOptions
+    @OptionGroup var http: HTTPOptions
+    @OptionGroup var logging: LoggingOptions
+
+    func run() async throws {
+        let logger = logging.bootstrap()
+        let directory = URL(fileURLWithPath: dataDir).standardizedFileURL
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+
+        var cluster: LocalPostgresCluster?
+        var fallbackURL = ""
+        if !database.isDatabaseConfigured {
+            let local = LocalPostgresCluster(directory: directory.appendingPathComponent("postgres").path)
+            logger.notice("starting the local PostgreSQL cluster", metadata: ["directory": "\(local.directory)"])
+            fallbackURL = try local.start()
+            cluster = local
+        }
+        defer {
+            if let cluster {
+                logger.notice("stopping the local PostgreSQL cluster")
+                try? cluster.stop()
+            }
+        }
+
+        let masterKeyFile = directory.appendingPathComponent("master.key").path
+        if !FileManager.default.fileExists(atPath: masterKeyFile) {
+            _ = try MasterKey.generate(toFile: masterKeyFile)
+        }
+        let operatorKeyFile = directory.appendingPathComponent("operator.key").path
+        if !FileManager.default.fileExists(atPath: operatorKeyFile) {
+            try DevFiles.writeSecret(try SecureRandom.token(byteCount: 32), to: operatorKeyFile)
+        }
+        var configuration = ServiceConfiguration(
+            database: database.postgresConfiguration(fallback: fallbackURL),
+            migrationsDirectory: try database.resolvedMigrationsDirectory()
+        )
+        try http.apply(to: &configuration)
+        if configuration.masterKey == nil {
+            configuration.masterKey = try MasterKey.load(fromFile: masterKeyFile)
+        }
+        if http.operatorKeyFile == nil, Environment.string("COUNTERSIGN_OPERATOR_KEY_FILE") == nil, Environment.string("COUNTERSIGN_OPERATOR_KEY") == nil {
+            configuration.operatorKey = try OperatorKey(String(contentsOfFile: operatorKeyFile, encoding: .utf8))
+        }
+
+        let demo = try await DemoTenant.prepare(configuration: configuration, keysFile: directory.appendingPathComponent("demo-keys.json").path, logger: logger)
+        // Standard output is a pipe under supervisors: flush so the banner shows before the logs.
+        FileHandle.standardOutput.write(Data(demo.banner(host: configuration.host, port: configuration.port, operatorKeyFile: operatorKeyFile).utf8))
+
+        let app = try buildApplication(configuration, logger: logger)
+        try await app.runService()
+    }
+}
+
+/// Files under the dev directory that hold secrets: readable by this user only.
+enum DevFiles {
+    static func writeSecret(_ text: String, to path: String) throws {
+        guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]) else {
+            throw ValidationError("cannot write \(path)")
+        }
+    }
+}

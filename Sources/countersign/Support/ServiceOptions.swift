@@ -1,0 +1,150 @@
+import ArgumentParser
+import CountersignCrypto
+import CountersignHTTP
+import CountersignPostgres
+import Foundation
+import Logging
+
+/// Options shared by `serve`, `migrate` and `dev`. Each has an environment variable; a flag
+/// given on the command line wins. Secrets (the database URL may hold a password, the
+/// operator key) are read from the environment or a file, never shown as defaults in --help.
+struct DatabaseOptions: ParsableArguments {
+    @Option(
+        name: .customLong("database-url"),
+        help: ArgumentHelp(
+            "libpq connection string or URI. Env: COUNTERSIGN_DATABASE_URL. When neither is set, libpq's PG* variables apply (PGHOST, PGDATABASE, ...).",
+            valueName: "conninfo"
+        )
+    )
+    var databaseURL: String?
+
+    @Option(help: "Database connections in the pool. Env: COUNTERSIGN_DB_POOL_SIZE.")
+    var poolSize: Int = Environment.int("COUNTERSIGN_DB_POOL_SIZE") ?? 6
+
+    @Option(help: "Statement timeout in milliseconds. Env: COUNTERSIGN_DB_STATEMENT_TIMEOUT_MS.")
+    var statementTimeoutMs: Int = Environment.int("COUNTERSIGN_DB_STATEMENT_TIMEOUT_MS") ?? 5000
+
+    @Option(help: "Longest wait for a free pool connection, in milliseconds. Env: COUNTERSIGN_DB_ACQUIRE_TIMEOUT_MS.")
+    var acquireTimeoutMs: Int = Environment.int("COUNTERSIGN_DB_ACQUIRE_TIMEOUT_MS") ?? 5000
+
+    @Option(help: "Directory of the NNNN_name.sql migration files. Env: COUNTERSIGN_MIGRATIONS_DIR.")
+    var migrationsDir: String?
+
+    func validate() throws {
+        guard (1...64).contains(poolSize) else { throw ValidationError("--pool-size must be between 1 and 64") }
+        guard statementTimeoutMs > 0, acquireTimeoutMs > 0 else { throw ValidationError("timeouts must be positive") }
+    }
+
+    /// The connection string to use: the flag, else COUNTERSIGN_DATABASE_URL, else `fallback`.
+    func postgresConfiguration(fallback: String = "") -> PostgresConfiguration {
+        var configuration = PostgresConfiguration(connectionString: databaseURL ?? Environment.string("COUNTERSIGN_DATABASE_URL") ?? fallback)
+        configuration.poolSize = poolSize
+        configuration.statementTimeout = .milliseconds(statementTimeoutMs)
+        configuration.acquireTimeout = .milliseconds(acquireTimeoutMs)
+        return configuration
+    }
+
+    var isDatabaseConfigured: Bool {
+        databaseURL != nil || Environment.string("COUNTERSIGN_DATABASE_URL") != nil
+    }
+
+    /// The migrations directory: the flag, the environment, else the first of the usual places
+    /// that exists (the working directory, beside the executable, the source checkout).
+    func resolvedMigrationsDirectory() throws -> String {
+        if let explicit = migrationsDir ?? Environment.string("COUNTERSIGN_MIGRATIONS_DIR") { return explicit }
+        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        let candidates = [
+            URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("migrations"),
+            executable.appendingPathComponent("migrations"),
+            executable.appendingPathComponent("../share/countersign/migrations"),
+            // .build/<config>/countersign in a checkout
+            executable.appendingPathComponent("../../migrations"),
+            executable.appendingPathComponent("../../../migrations"),
+        ]
+        for candidate in candidates where FileManager.default.fileExists(atPath: candidate.appendingPathComponent("0001_init.sql").path) {
+            return candidate.standardizedFileURL.path
+        }
+        throw ValidationError("cannot find the migrations directory; pass --migrations-dir or set COUNTERSIGN_MIGRATIONS_DIR")
+    }
+}
+
+struct LoggingOptions: ParsableArguments {
+    @Option(help: "trace, debug, info, notice, warning, error or critical. Env: COUNTERSIGN_LOG_LEVEL.")
+    var logLevel: String = Environment.string("COUNTERSIGN_LOG_LEVEL") ?? "info"
+
+    @Option(help: "text or json (one object per line). Env: COUNTERSIGN_LOG_FORMAT.")
+    var logFormat: String = Environment.string("COUNTERSIGN_LOG_FORMAT") ?? "text"
+
+    func validate() throws {
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
+        guard ["text", "json"].contains(logFormat) else { throw ValidationError("--log-format must be text or json") }
+    }
+
+    /// Sets up swift-log for the process and returns the root logger.
+    func bootstrap(label: String = "countersign") -> Logger {
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        let json = logFormat == "json"
+        LoggingSystem.bootstrap { label in
+            var handler: any LogHandler = json ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        return Logger(label: label)
+    }
+}
+
+struct HTTPOptions: ParsableArguments {
+    @Option(help: "Address to listen on. Env: COUNTERSIGN_HOST.")
+    var host: String = Environment.string("COUNTERSIGN_HOST") ?? "127.0.0.1"
+
+    @Option(help: "Port to listen on. Env: COUNTERSIGN_PORT.")
+    var port: Int = Environment.int("COUNTERSIGN_PORT") ?? 8080
+
+    @Option(
+        help: "File holding the operator key (at least 32 characters). Env: COUNTERSIGN_OPERATOR_KEY_FILE, or the key itself in COUNTERSIGN_OPERATOR_KEY."
+    )
+    var operatorKeyFile: String?
+
+    @Option(
+        help: "File holding the 32-byte master key (raw, base64 or hex) that seals tenant data keys. Env: COUNTERSIGN_MASTER_KEY_FILE."
+    )
+    var masterKeyFile: String?
+
+    @Option(help: "Largest request body in bytes. Env: COUNTERSIGN_MAX_BODY_BYTES.")
+    var maxBodyBytes: Int = Environment.int("COUNTERSIGN_MAX_BODY_BYTES") ?? 1 << 20
+
+    @Option(help: "Seconds a verified API key is trusted before the database is asked again. Env: COUNTERSIGN_API_KEY_CACHE_SECONDS.")
+    var apiKeyCacheSeconds: Double = Double(Environment.string("COUNTERSIGN_API_KEY_CACHE_SECONDS") ?? "") ?? 2
+
+    func validate() throws {
+        guard (1...65535).contains(port) else { throw ValidationError("--port must be between 1 and 65535") }
+        guard maxBodyBytes >= 1024 else { throw ValidationError("--max-body-bytes must be at least 1024") }
+        guard apiKeyCacheSeconds >= 0 else { throw ValidationError("--api-key-cache-seconds must not be negative") }
+    }
+
+    /// The operator key from the file flag, COUNTERSIGN_OPERATOR_KEY_FILE or COUNTERSIGN_OPERATOR_KEY.
+    func operatorKey() throws -> OperatorKey? {
+        if let path = operatorKeyFile ?? Environment.string("COUNTERSIGN_OPERATOR_KEY_FILE") {
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                throw ValidationError("cannot read the operator key file \(path)")
+            }
+            return try OperatorKey(text)
+        }
+        return try Environment.string("COUNTERSIGN_OPERATOR_KEY").map(OperatorKey.init)
+    }
+
+    func apply(to configuration: inout ServiceConfiguration) throws {
+        configuration.host = host
+        configuration.port = port
+        configuration.maxBodyBytes = maxBodyBytes
+        configuration.apiKeyCacheTTL = .milliseconds(Int(apiKeyCacheSeconds * 1000))
+        configuration.operatorKey = try operatorKey()
+        if let path = masterKeyFile ?? Environment.string("COUNTERSIGN_MASTER_KEY_FILE") {
+            do {
+                configuration.masterKey = try MasterKey.load(fromFile: path)
+            } catch {
+                throw ValidationError("cannot use the master key file \(path): \(error)")
+            }
+        }
+    }
+}

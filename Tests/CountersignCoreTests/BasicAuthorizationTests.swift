@@ -1,0 +1,44 @@
+import CountersignCore
+import Foundation
+import Testing
+
+@Suite("Basic authorization")
+struct BasicAuthorizationTests {
+    @Test(
+        "RFC 7617 examples and base64 padding",
+        arguments: [
+            ("Aladdin", "open sesame", "Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ=="),
+            ("test", "123£", "Basic dGVzdDoxMjPCow=="),
+            ("", "", "Basic Og=="),
+            ("a", "", "Basic YTo="),
+            ("ab", "", "Basic YWI6"),
+            ("user", "pa:ss:word", "Basic dXNlcjpwYTpzczp3b3Jk"),
+        ])
+    func encodes(user: String, password: String, expected: String) throws {
+        #expect(try BasicAuthorization.headerValue(user: user, password: password) == expected)
+    }
+
+    @Test(
+        "refuses what RFC 7617 forbids",
+        arguments: [
+            ("ali:baba", "x", CountersignError.Code.invalidBasicUser),
+            ("ali\u{00}", "x", .invalidBasicUser),
+            ("ali\u{7F}", "x", .invalidBasicUser),
+            ("ali", "x\r\ny", .invalidBasicPassword),
+            ("ali", "\u{1B}", .invalidBasicPassword),
+        ])
+    func refuses(user: String, password: String, code: CountersignError.Code) {
+        let error = #expect(throws: CountersignError.self) { try BasicAuthorization.headerValue(user: user, password: password) }
+        #expect(error?.code == code)
+        #expect(error?.message.contains(password) == false || password.isEmpty)
+    }
+
+    @Test func agreesWithFoundationsBase64OnRandomInput() throws {
+        var random = ChallengeSeededGenerator(seed: 7617)
+        for length in 0..<200 {
+            let password = String((0..<length).map { _ in Character(Unicode.Scalar(UInt8.random(in: 0x20...0x7E, using: &random))) }) + "é"
+            let expected = "Basic " + Data("u:\(password)".utf8).base64EncodedString()
+            #expect(try BasicAuthorization.headerValue(user: "u", password: password) == expected)
+        }
+    }
+}

@@ -1,0 +1,230 @@
+import CountersignCrypto
+import CountersignTestSupport
+import Foundation
+import Testing
+
+@Suite("ClientIdentity and PKCS#12")
+struct ClientIdentityTests {
+    let pki: TestPKI
+
+    init() throws {
+        pki = try TestPKI.shared()
+    }
+
+    private func write(_ bytes: [UInt8], _ name: String) throws -> String {
+        let path = try makeTemporaryDirectory() + "/" + name
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    // MARK: PEM
+
+    @Test func fromPEM() throws {
+        let identity = try ClientIdentity(privateKeyPEM: pki.clientA.keyPEM, certificateChainPEM: pki.clientA.chainPEM)
+        #expect(identity.certificate == pki.clientA.certificate)
+        #expect(identity.chain == [pki.clientCAA.certificate])
+        #expect(identity.privateKey.algorithm == .ec(curve: "prime256v1"))
+        #expect(identity.certificateChainPEM == pki.clientA.chainPEM)
+    }
+
+    @Test func leafIsFoundWhereverItIsInTheChainText() throws {
+        let identity = try ClientIdentity(
+            privateKeyPEM: pki.server.keyPEM,
+            certificateChainPEM: pki.rootCA.certificatePEM + pki.server.certificatePEM + pki.intermediateCA.certificatePEM
+        )
+        #expect(identity.certificate == pki.server.certificate)
+        #expect(identity.chain == [pki.intermediateCA.certificate, pki.rootCA.certificate])
+    }
+
+    @Test func keyMismatch() throws {
+        #expect(throws: CryptoError(.keyCertificateMismatch, "")) {
+            try ClientIdentity(privateKeyPEM: pki.clientA.keyPEM, certificateChainPEM: pki.clientB.chainPEM)
+        }
+        #expect(throws: CryptoError(.keyCertificateMismatch, "")) {
+            try ClientIdentity(privateKey: PrivateKey(pem: pki.clientB.keyPEM), certificate: pki.clientA.certificate)
+        }
+    }
+
+    // MARK: PKCS#12 import
+
+    @Test(arguments: ["a", "b", "expired"])
+    func importsPKCS12MadeByOpenSSL(which: String) throws {
+        let files = which == "a" ? pki.clientA : which == "b" ? pki.clientB : pki.expiredClient
+        let identity = try ClientIdentity(pkcs12: files.pkcs12, password: files.password)
+        #expect(identity.certificate == files.certificate)
+        #expect(identity.chain == [files.issuer.certificate])
+        #expect(try identity.privateKey.pkcs8DER == PrivateKey(pem: files.keyPEM).pkcs8DER)
+    }
+
+    @Test func badPassword() {
+        #expect(throws: CryptoError(.pkcs12BadPassword, "")) { try ClientIdentity(pkcs12: pki.clientA.pkcs12, password: "wrong") }
+        #expect(throws: CryptoError(.pkcs12BadPassword, "")) { try ClientIdentity(pkcs12: pki.clientA.pkcs12, password: "") }
+    }
+
+    @Test func garbageAndTruncation() {
+        let p12 = pki.clientA.pkcs12
+        for bytes in [
+            [], Array("garbage".utf8), Array(p12.prefix(p12.count / 2)), Array(p12.dropLast()), p12 + [0], pki.clientA.certificate.derBytes,
+        ] {
+            #expect(throws: CryptoError(.malformedPKCS12, "")) { try ClientIdentity(pkcs12: bytes, password: pki.clientA.password) }
+        }
+    }
+
+    @Test func errorsNeverContainThePassword() {
+        do {
+            _ = try ClientIdentity(pkcs12: pki.clientA.pkcs12, password: "s3cr3t-guess")
+        } catch {
+            #expect(!String(reflecting: error).contains("s3cr3t"))
+        }
+    }
+
+    private func exportWithOpenSSL(_ options: [String]) throws -> [UInt8] {
+        let a = pki.clientA
+        return try TestPKI.runOpenSSL(
+            ["pkcs12", "-export", "-inkey", a.leaf.keyPath, "-in", a.leaf.certificatePath, "-certfile", a.issuer.certificatePath] + options
+        )
+    }
+
+    @Test func importsTripleDESWithSHA1MAC() throws {
+        // As older Windows and macOS exports are.
+        let p12 = try exportWithOpenSSL(["-keypbe", "PBE-SHA1-3DES", "-certpbe", "PBE-SHA1-3DES", "-macalg", "sha1", "-passout", "pass:pw"])
+        #expect(try ClientIdentity(pkcs12: p12, password: "pw").certificate == pki.clientA.certificate)
+        #expect(throws: CryptoError(.pkcs12BadPassword, "")) { try ClientIdentity(pkcs12: p12, password: "nope") }
+    }
+
+    @Test func refusesFilesWithoutMAC() throws {
+        let p12 = try exportWithOpenSSL(["-nomac", "-passout", "pass:pw"])
+        #expect(throws: CryptoError(.malformedPKCS12, "")) { try ClientIdentity(pkcs12: p12, password: "pw") }
+    }
+
+    @Test func importsWithEmptyPassword() throws {
+        let p12 = try exportWithOpenSSL(["-passout", "pass:"])
+        #expect(try ClientIdentity(pkcs12: p12, password: "").certificate == pki.clientA.certificate)
+        #expect(throws: CryptoError(.pkcs12BadPassword, "")) { try ClientIdentity(pkcs12: p12, password: "x") }
+    }
+
+    @Test func certificatesOnlyIsMalformed() throws {
+        let p12 = try TestPKI.runOpenSSL(["pkcs12", "-export", "-nokeys", "-in", pki.clientA.leaf.certificatePath, "-passout", "pass:pw"])
+        #expect(throws: CryptoError(.malformedPKCS12, "")) { try ClientIdentity(pkcs12: p12, password: "pw") }
+    }
+
+    @Test func legacyRC2PKCS12IsRefusedClearly() throws {
+        let a = pki.clientA
+        let legacy = try TestPKI.runOpenSSL([
+            "pkcs12", "-export", "-legacy", "-inkey", a.leaf.keyPath, "-in", a.leaf.certificatePath, "-passout", "pass:pw",
+        ])
+        #expect(throws: CryptoError(.pkcs12UnsupportedAlgorithm, "")) { try ClientIdentity(pkcs12: legacy, password: "pw") }
+        #expect(throws: CryptoError(.pkcs12BadPassword, "")) { try ClientIdentity(pkcs12: legacy, password: "wrong") }
+    }
+
+    // MARK: PKCS#12 export
+
+    @Test(arguments: ["a", "b"])
+    func exportRoundTrip(which: String) throws {
+        let files = which == "a" ? pki.clientA : pki.clientB
+        let identity = try ClientIdentity(privateKeyPEM: files.keyPEM, certificateChainPEM: files.chainPEM)
+        let passphrase = try SecureRandom.passphrase()
+        let p12 = try identity.exportPKCS12(passphrase: passphrase, friendlyName: "Countersign \(which)")
+
+        let again = try ClientIdentity(pkcs12: p12, password: passphrase)
+        #expect(again.certificate == identity.certificate)
+        #expect(again.chain == identity.chain)
+        #expect(try again.privateKey.pkcs8DER == identity.privateKey.pkcs8DER)
+        #expect(throws: CryptoError(.pkcs12BadPassword, "")) { try ClientIdentity(pkcs12: p12, password: passphrase + "x") }
+    }
+
+    @Test func exportIsReadableByTheOpenSSLCommand() throws {
+        let identity = try ClientIdentity(pkcs12: pki.clientB.pkcs12, password: pki.clientB.password)
+        let passphrase = try SecureRandom.passphrase()
+        let path = try write(try identity.exportPKCS12(passphrase: passphrase, friendlyName: "fleet-client"), "export.p12")
+
+        let info = String(
+            decoding: try TestPKI.runOpenSSL(["pkcs12", "-in", path, "-passin", "pass:\(passphrase)", "-info", "-noenc"]),
+            as: UTF8.self
+        )
+        #expect(info.contains("friendlyName: fleet-client"))
+        #expect(info.contains(pki.clientB.certificate.pemString.split(separator: "\n")[1]))
+        #expect(info.contains(pki.clientCAB.certificate.pemString.split(separator: "\n")[1]))
+        #expect(info.contains("PRIVATE KEY"))
+
+        // `-info` reports the algorithms on standard error; read them with `-nokeys -nocerts` there.
+        let algorithms = try algorithmsReport(path: path, passphrase: passphrase)
+        #expect(algorithms.contains("MAC: sha256"))
+        #expect(algorithms.contains("PBES2, PBKDF2, AES-256-CBC"))
+        #expect(!algorithms.contains("RC2"))
+        #expect(!algorithms.contains("3DES"))
+
+        // The key opens, and belongs to the certificate.
+        let keyPEM = String(
+            decoding: try TestPKI.runOpenSSL(["pkcs12", "-in", path, "-passin", "pass:\(passphrase)", "-nocerts", "-noenc"]),
+            as: UTF8.self
+        )
+        #expect(try PrivateKey(pem: keyPEM).matches(pki.clientB.certificate))
+
+        #expect(throws: TestPKIError.self) { try TestPKI.runOpenSSL(["pkcs12", "-in", path, "-passin", "pass:wrong", "-noout"]) }
+    }
+
+    @Test func exportRefusesAnEmptyPassphrase() throws {
+        let identity = try ClientIdentity(pkcs12: pki.clientA.pkcs12, password: pki.clientA.password)
+        #expect(throws: CryptoError(.invalidArgument, "")) { try identity.exportPKCS12(passphrase: "") }
+    }
+
+    // MARK: Acceptable issuers
+
+    @Test func acceptableIssuers() throws {
+        let a = try ClientIdentity(pkcs12: pki.clientA.pkcs12, password: pki.clientA.password)
+        let b = try ClientIdentity(pkcs12: pki.clientB.pkcs12, password: pki.clientB.password)
+        #expect(a.matchesAcceptableIssuers([]))
+        #expect(a.matchesAcceptableIssuers([pki.clientCAA.subjectDER]))
+        #expect(!a.matchesAcceptableIssuers([pki.clientCAB.subjectDER]))
+        #expect(b.matchesAcceptableIssuers([pki.rootCA.subjectDER, pki.clientCAB.subjectDER]))
+        #expect(!b.matchesAcceptableIssuers([[0x30, 0x00], Array("garbage".utf8)]))
+
+        // The same name as a server may encode it: PrintableString instead of UTF8String.
+        let printable = name([("2.5.4.10", "Countersign Tests"), ("2.5.4.3", "Countersign Test Client CA A")], stringTag: 0x13)
+        #expect(printable != pki.clientCAA.subjectDER)
+        #expect(a.matchesAcceptableIssuers([printable]))
+        #expect(!b.matchesAcceptableIssuers([printable]))
+    }
+
+    @Test func identityDescriptionHidesTheKey() throws {
+        let identity = try ClientIdentity(pkcs12: pki.clientA.pkcs12, password: pki.clientA.password)
+        let text = String(describing: identity) + String(reflecting: identity)
+        #expect(text.contains("Countersign Test Client A"))
+        #expect(!text.contains(pki.clientA.keyPEM.split(separator: "\n")[1].prefix(16)))
+    }
+
+    // MARK: Helpers
+
+    private func algorithmsReport(path: String, passphrase: String) throws -> String {
+        let directory = try makeTemporaryDirectory()
+        let script = "\(directory)/info.sh"
+        try "#!/bin/sh\nexec \"\(TestPKI.opensslPath)\" pkcs12 -in \"$1\" -passin \"pass:$2\" -info -nokeys -nocerts 2>&1\n"
+            .write(toFile: script, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = [script, path, passphrase]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// DER of a Name with one attribute per RDN, strings tagged `stringTag`.
+    private func name(_ attributes: [(String, String)], stringTag: UInt8) -> [UInt8] {
+        func tlv(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] {
+            precondition(content.count < 128)
+            return [tag, UInt8(content.count)] + content
+        }
+        func oid(_ dotted: String) -> [UInt8] {
+            let arcs = dotted.split(separator: ".").map { UInt8($0)! }
+            return tlv(0x06, [arcs[0] * 40 + arcs[1]] + arcs.dropFirst(2))
+        }
+        let rdns = attributes.flatMap { type, value in
+            tlv(0x31, tlv(0x30, oid(type) + tlv(stringTag, Array(value.utf8))))
+        }
+        return tlv(0x30, rdns)
+    }
+}

@@ -1,0 +1,110 @@
+import CountersignPostgres
+import Testing
+
+/// Waiting for a connection: order, cancellation, timeout.
+@Suite("Waiting for a connection")
+struct PoolWaitingTests {
+    /// Occupies the only connection of `pool` until the returned task is awaited.
+    private func occupy(_ pool: PostgresPool, seconds: Double) async throws -> Task<Void, any Error> {
+        let holder = Task {
+            try await pool.withConnection { connection in
+                _ = try connection.query("SELECT pg_sleep($1::float8)", [.double(seconds)])
+            }
+        }
+        #expect(await Fixtures.eventually { pool.statistics.inUse == 1 })
+        return holder
+    }
+
+    @Test("a waiter cancelled while waiting leaves at once and the pool stays healthy")
+    func cancelledWaiter() async throws {
+        try await Fixtures.withFreshPool(poolSize: 1) { pool, _ in
+            let holder = try await occupy(pool, seconds: 1.5)
+            let ran = Locked(false)
+            let waiter = Task {
+                try await pool.withConnection { _ in ran.withLock { $0 = true } }
+            }
+            #expect(await Fixtures.eventually { pool.statistics.waiters == 1 })
+
+            let clock = ContinuousClock()
+            let start = clock.now
+            waiter.cancel()
+            let result = await waiter.result
+            let waited = clock.now - start
+
+            #expect(throws: CancellationError.self) { try result.get() }
+            #expect(waited < .milliseconds(500), "the cancelled waiter left after \(waited)")
+            #expect(pool.statistics.waiters == 0)
+            #expect(pool.statistics.inUse == 1, "the holder still runs")
+
+            try await holder.value
+            #expect(ran.withLock { $0 } == false)
+            let one = try await pool.withConnection { try $0.query("SELECT 1 AS v").first!.decode("v", as: Int.self) }
+            #expect(one == 1)
+            #expect(pool.statistics.inUse == 0)
+            #expect(pool.statistics.open == 1)
+        }
+    }
+
+    @Test("a task cancelled before it asks does not get a connection")
+    func alreadyCancelled() async throws {
+        try await Fixtures.withFreshPool(poolSize: 1) { pool, _ in
+            let task = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return try await pool.withConnection { _ in 1 }
+            }
+            await #expect(throws: CancellationError.self) { try await task.value }
+            #expect(pool.statistics.inUse == 0)
+        }
+    }
+
+    @Test("waiting longer than acquireTimeout fails with pool_timeout")
+    func acquireTimeout() async throws {
+        try await Fixtures.withFreshPool(poolSize: 1, acquireTimeout: .milliseconds(200)) { pool, _ in
+            let holder = try await occupy(pool, seconds: 1.5)
+            let clock = ContinuousClock()
+            let start = clock.now
+            let error = await Fixtures.expectPostgresError(.poolTimeout) {
+                _ = try await pool.withConnection { _ in 1 }
+            }
+            let waited = clock.now - start
+            #expect(error != nil)
+            #expect(waited >= .milliseconds(150) && waited < .seconds(1.2), "timed out after \(waited)")
+            #expect(pool.statistics.waiters == 0)
+            try await holder.value
+            #expect(try await pool.withConnection { _ in 2 } == 2)
+        }
+    }
+
+    @Test("waiters are served first come, first served")
+    func fifo() async throws {
+        try await Fixtures.withFreshPool(poolSize: 1) { pool, _ in
+            let holder = try await occupy(pool, seconds: 0.5)
+            let order = Locked<[Int]>([])
+            var waiters: [Task<Void, any Error>] = []
+            for index in 0..<6 {
+                waiters.append(Task {
+                    try await pool.withConnection { _ in order.withLock { $0.append(index) } }
+                })
+                #expect(await Fixtures.eventually { pool.statistics.waiters == index + 1 })
+            }
+            try await holder.value
+            for waiter in waiters { try await waiter.value }
+            #expect(order.withLock { $0 } == Array(0..<6))
+        }
+    }
+
+    @Test("a connection left in a transaction is rolled back before reuse")
+    func leftoverTransaction() async throws {
+        try await Fixtures.withFreshPool(poolSize: 1) { pool, _ in
+            try await pool.withConnection { connection in
+                try connection.simpleQuery("CREATE TABLE t (n int)")
+                try connection.simpleQuery("BEGIN")
+                try connection.execute("INSERT INTO t VALUES ($1)", [1])
+            }
+            let count = try await pool.withConnection { connection in
+                try connection.query("SELECT count(*) AS n FROM t").first!.decode("n", as: Int.self)
+            }
+            #expect(count == 0)
+        }
+    }
+}

@@ -1,0 +1,222 @@
+public import CountersignPostgres
+import Foundation
+import Logging
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Real PostgreSQL databases for tests.
+///
+/// ``freshDatabase()`` creates a new, empty database for each caller on one server shared by
+/// the whole test process:
+/// - if `COUNTERSIGN_TEST_DATABASE_URL` is set (a libpq connection string of a role that may
+///   `CREATE DATABASE`), on that server; the databases are dropped at exit;
+/// - otherwise on a throwaway ``LocalPostgresCluster`` started on first use under
+///   `<package root>/.build/test-postgres/<pid>` (or `$COUNTERSIGN_TEST_POSTGRES_ROOT/<pid>`),
+///   non-durable for speed, stopped and deleted when the process exits. Clusters left
+///   behind by a test process that crashed are swept on the next run.
+///
+/// Safe to call from parallel tests.
+public enum TestDatabase {
+    /// The connection string of a new, empty database.
+    public static func freshDatabase() async throws -> String {
+        let t0 = ContinuousClock.now
+        let server = try await sharedServer.value
+        let t1 = ContinuousClock.now
+        defer { FileHandle.standardError.write("TIMING server \(t1 - t0) create \(ContinuousClock.now - t1) stats \(server.admin.statistics)\n".data(using: .utf8)!) }
+        let name = "countersign_test_" + randomSuffix()
+        try await server.admin.withConnection { connection in
+            // The name is ours (letters, digits, underscore), so it needs no quoting.
+            try connection.simpleQuery("CREATE DATABASE \(name)")
+        }
+        if server.isExternal {
+            cleanup.withLock { $0.externalDatabases.append(name) }
+        }
+        return try server.connectionString(name)
+    }
+
+    /// A local cluster of the test's own, not yet started, for tests that stop and start
+    /// the database (readiness, reconnection). Stopped and deleted when the process exits.
+    ///
+    /// Always local, even with `COUNTERSIGN_TEST_DATABASE_URL` set: the test needs to
+    /// control the server.
+    public static func privateCluster() throws -> LocalPostgresCluster {
+        let number = cleanup.withLock { state in
+            state.privateClusters += 1
+            return state.privateClusters
+        }
+        let directory = testRoot + "/\(getpid())-private-\(number)"
+        let cluster = LocalPostgresCluster(directory: directory, options: clusterOptions, logger: quietLogger)
+        registerForCleanup(cluster)
+        return cluster
+    }
+
+    // MARK: - The shared server
+
+    private struct SharedServer: Sendable {
+        let admin: PostgresPool
+        let isExternal: Bool
+        let connectionString: @Sendable (String) throws -> String
+    }
+
+    private static let sharedServer = Task<SharedServer, any Error> {
+        if let url = ProcessInfo.processInfo.environment["COUNTERSIGN_TEST_DATABASE_URL"], !url.isEmpty {
+            let admin = makeAdminPool(url)
+            cleanup.withLock { $0.externalAdmin = admin }
+            registerExitHandler()
+            return SharedServer(admin: admin, isExternal: true) { name in
+                try PostgresConfiguration.connectionString(url, replacingDatabaseWith: name)
+            }
+        }
+
+        let cluster = LocalPostgresCluster(
+            directory: testRoot + "/\(getpid())",
+            options: clusterOptions,
+            logger: quietLogger
+        )
+        registerForCleanup(cluster)
+        let connectionString = try await onOwnThread {
+            sweepAbandonedClusters()
+            return try cluster.start()
+        }
+        return SharedServer(admin: makeAdminPool(connectionString), isExternal: false) { name in
+            cluster.connectionString(database: name)
+        }
+    }
+
+    private static let clusterOptions = LocalPostgresCluster.Options(durable: false, maxConnections: 300)
+
+    private static var quietLogger: Logger {
+        var logger = Logger(label: "countersign.test-database")
+        logger.logLevel = .warning
+        return logger
+    }
+
+    private static func makeAdminPool(_ connectionString: String) -> PostgresPool {
+        PostgresPool(
+            configuration: PostgresConfiguration(
+                connectionString: connectionString,
+                poolSize: 2,
+                acquireTimeout: .seconds(60),
+                statementTimeout: .seconds(60),
+                applicationName: "countersign-test-admin"
+            ),
+            logger: quietLogger
+        )
+    }
+
+    /// `<package root>/.build/test-postgres`, found from this file's path, unless
+    /// `COUNTERSIGN_TEST_POSTGRES_ROOT` says otherwise.
+    private static let testRoot: String = {
+        if let root = ProcessInfo.processInfo.environment["COUNTERSIGN_TEST_POSTGRES_ROOT"], !root.isEmpty {
+            return root
+        }
+        let packageRoot = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent()  // CountersignTestSupport
+            .deletingLastPathComponent()  // Tests
+            .deletingLastPathComponent()
+        return packageRoot.appendingPathComponent(".build/test-postgres").path
+    }()
+
+    private static func randomSuffix() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let value = generator.next() as UInt64
+        let hex = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
+    /// Runs blocking work (initdb, pg_ctl) on a thread of its own, off the cooperative pool.
+    private static func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(with: Result { try work() })
+            }
+            thread.start()
+        }
+    }
+
+    // MARK: - Cleaning up
+
+    private struct Cleanup: Sendable {
+        var clusters: [LocalPostgresCluster] = []
+        var externalAdmin: PostgresPool?
+        var externalDatabases: [String] = []
+        var privateClusters = 0
+        var exitHandlerInstalled = false
+    }
+
+    private static let cleanup = Mutex(Cleanup())
+
+    private static func registerForCleanup(_ cluster: LocalPostgresCluster) {
+        cleanup.withLock { $0.clusters.append(cluster) }
+        registerExitHandler()
+    }
+
+    private static func registerExitHandler() {
+        let install = cleanup.withLock { state in
+            defer { state.exitHandlerInstalled = true }
+            return !state.exitHandlerInstalled
+        }
+        if install {
+            atexit { TestDatabase.cleanUpAtExit() }
+        }
+    }
+
+    private static func cleanUpAtExit() {
+        let state = cleanup.withLock { state in
+            defer {
+                state.clusters.removeAll()
+                state.externalDatabases.removeAll()
+            }
+            return state
+        }
+        for cluster in state.clusters {
+            try? cluster.stop()
+            removeClusterFiles(cluster)
+        }
+        if let admin = state.externalAdmin, !state.externalDatabases.isEmpty {
+            dropExternalDatabases(state.externalDatabases, using: admin)
+        }
+    }
+
+    private static func removeClusterFiles(_ cluster: LocalPostgresCluster) {
+        try? FileManager.default.removeItem(atPath: cluster.directory)
+        if !cluster.socketDirectory.hasPrefix(cluster.directory) {
+            try? FileManager.default.removeItem(atPath: cluster.socketDirectory)
+        }
+    }
+
+    /// Drops this process's databases on the external server, waiting at most 10 seconds
+    /// so that exiting never hangs on an unreachable server.
+    private static func dropExternalDatabases(_ names: [String], using admin: PostgresPool) {
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            for name in names {
+                _ = try? await admin.withConnection { connection in
+                    try connection.simpleQuery("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+                }
+            }
+            done.signal()
+        }
+        _ = done.wait(timeout: .now() + 10)
+    }
+
+    /// Stops and deletes clusters whose test process is gone (it crashed or was killed
+    /// before its exit handler ran).
+    private static func sweepAbandonedClusters() {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: testRoot) else { return }
+        for entry in entries {
+            guard let pid = Int32(entry.prefix(while: \.isNumber)), pid != getpid() else { continue }
+            guard kill(pid, 0) != 0, errno == ESRCH else { continue }
+            let cluster = LocalPostgresCluster(directory: testRoot + "/" + entry, logger: quietLogger)
+            try? cluster.stop()
+            removeClusterFiles(cluster)
+        }
+    }
+}
