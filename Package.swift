@@ -7,6 +7,9 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+// Tests import what they use; member-level import checks add nothing there but noise.
+let testSwiftSettings: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
+
 let package = Package(
     name: "countersign",
     platforms: [.macOS(.v15), .iOS(.v18)],
@@ -136,21 +139,21 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // The core's tests borrow OpenSSL's hashes to check Digest test vectors; the core itself takes them injected.
-        .testTarget(name: "CountersignCoreTests", dependencies: ["CountersignCore", "CountersignCrypto"], swiftSettings: swiftSettings),
+        .testTarget(name: "CountersignCoreTests", dependencies: ["CountersignCore", "CountersignCrypto"], swiftSettings: testSwiftSettings),
         .testTarget(
             name: "CountersignCryptoTests",
             dependencies: ["CountersignCrypto", "CountersignTestSupport"],
-            swiftSettings: swiftSettings
+            swiftSettings: testSwiftSettings
         ),
         .testTarget(
             name: "CountersignPostgresTests",
             dependencies: ["CountersignPostgres", "CountersignTestSupport"],
-            swiftSettings: swiftSettings
+            swiftSettings: testSwiftSettings
         ),
         .testTarget(
             name: "CountersignStorageTests",
             dependencies: ["CountersignStorage", "CountersignTestSupport"],
-            swiftSettings: swiftSettings
+            swiftSettings: testSwiftSettings
         ),
         .testTarget(
             name: "CountersignHTTPTests",
@@ -160,12 +163,12 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Yams", package: "Yams"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: testSwiftSettings
         ),
         .testTarget(
             name: "CountersignClientTests",
             dependencies: ["CountersignClient", "CountersignHTTP", "CountersignTestSupport"],
-            swiftSettings: swiftSettings
+            swiftSettings: testSwiftSettings
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -72,12 +72,14 @@ struct ConnectionLossTests {
                 _ = try connection.query("SELECT pg_terminate_backend($1::int)", [.int(victim)])
                 return victim
             }
-            #expect(await Fixtures.eventually {
-                (try? await pool.withConnection { connection in
-                    try connection.query("SELECT count(*) AS n FROM pg_stat_activity WHERE pid = $1::int", [.int(survivors)])
-                        .first!.decode("n", as: Int.self)
-                }) == 0
-            })
+            #expect(
+                await Fixtures.eventually {
+                    (try? await pool.withConnection { connection in
+                        try connection.query("SELECT count(*) AS n FROM pg_stat_activity WHERE pid = $1::int", [.int(survivors)])
+                            .first!.decode("n", as: Int.self)
+                    }) == 0
+                }
+            )
 
             // Every call succeeds, whichever connection it gets.
             for _ in 0..<4 {

@@ -82,9 +82,11 @@ struct PoolWaitingTests {
             let order = Locked<[Int]>([])
             var waiters: [Task<Void, any Error>] = []
             for index in 0..<6 {
-                waiters.append(Task {
-                    try await pool.withConnection { _ in order.withLock { $0.append(index) } }
-                })
+                waiters.append(
+                    Task {
+                        try await pool.withConnection { _ in order.withLock { $0.append(index) } }
+                    }
+                )
                 #expect(await Fixtures.eventually { pool.statistics.waiters == index + 1 })
             }
             try await holder.value

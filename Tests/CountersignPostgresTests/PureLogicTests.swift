@@ -1,7 +1,8 @@
-@testable import CountersignPostgres
 import CountersignCore
 import Foundation
 import Testing
+
+@testable import CountersignPostgres
 
 /// The parts that need no database: bookkeeping, text formats, checksums, redaction.
 @Suite("Pool state machine")
@@ -11,24 +12,44 @@ struct PoolStateMachineTests {
     @Test("leases up to capacity, then queues; releases hand over first come, first served")
     func leasesAndWaiters() {
         var machine = Machine(capacity: 2)
-        guard case .leased(nil) = machine.tryAcquire() else { Issue.record("first lease"); return }
-        guard case .leased(nil) = machine.acquire(id: 1, waiter: "w1") else { Issue.record("second lease"); return }
-        guard case .mustWait = machine.acquire(id: 2, waiter: "w2") else { Issue.record("third must wait"); return }
-        guard case .mustWait = machine.acquire(id: 3, waiter: "w3") else { Issue.record("fourth must wait"); return }
+        guard case .leased(nil) = machine.tryAcquire() else {
+            Issue.record("first lease")
+            return
+        }
+        guard case .leased(nil) = machine.acquire(id: 1, waiter: "w1") else {
+            Issue.record("second lease")
+            return
+        }
+        guard case .mustWait = machine.acquire(id: 2, waiter: "w2") else {
+            Issue.record("third must wait")
+            return
+        }
+        guard case .mustWait = machine.acquire(id: 3, waiter: "w3") else {
+            Issue.record("fourth must wait")
+            return
+        }
         #expect(machine.leased == 2)
         #expect(machine.waiterCount == 2)
 
         guard case .handOver(to: "w2", connection: "c1") = machine.release("c1", openedDelta: 1) else {
-            Issue.record("w2 first"); return
+            Issue.record("w2 first")
+            return
         }
         guard case .handOver(to: "w3", connection: nil) = machine.release(nil, openedDelta: 0) else {
-            Issue.record("then w3"); return
+            Issue.record("then w3")
+            return
         }
         #expect(machine.waiterCount == 0)
-        guard case .none = machine.release("c2", openedDelta: 1) else { Issue.record("idle"); return }
+        guard case .none = machine.release("c2", openedDelta: 1) else {
+            Issue.record("idle")
+            return
+        }
         #expect(machine.idle == ["c2"])
         #expect(machine.open == 2)
-        guard case .leased("c2") = machine.tryAcquire() else { Issue.record("reuse idle"); return }
+        guard case .leased("c2") = machine.tryAcquire() else {
+            Issue.record("reuse idle")
+            return
+        }
     }
 
     @Test("a newcomer never overtakes a queue")
@@ -36,7 +57,10 @@ struct PoolStateMachineTests {
         var machine = Machine(capacity: 1)
         _ = machine.tryAcquire()
         _ = machine.acquire(id: 1, waiter: "w1")
-        guard case .mustWait = machine.tryAcquire() else { Issue.record("must wait behind w1"); return }
+        guard case .mustWait = machine.tryAcquire() else {
+            Issue.record("must wait behind w1")
+            return
+        }
     }
 
     @Test("removing waiters, and closing while leases are out")
@@ -53,8 +77,14 @@ struct PoolStateMachineTests {
         #expect(closing?.failedWaiters == ["w8!"])
         #expect(closing?.drained == false)
         #expect(machine.beginClosing() == nil)
-        guard case .closed = machine.tryAcquire() else { Issue.record("closed"); return }
-        guard case .drained = machine.release("c", openedDelta: 1) else { Issue.record("drained"); return }
+        guard case .closed = machine.tryAcquire() else {
+            Issue.record("closed")
+            return
+        }
+        guard case .drained = machine.release("c", openedDelta: 1) else {
+            Issue.record("drained")
+            return
+        }
         #expect(machine.takeIdleConnections() == ["c"])
         #expect(machine.open == 0)
     }

@@ -26,10 +26,7 @@ import Darwin
 public enum TestDatabase {
     /// The connection string of a new, empty database.
     public static func freshDatabase() async throws -> String {
-        let t0 = ContinuousClock.now
         let server = try await sharedServer.value
-        let t1 = ContinuousClock.now
-        defer { FileHandle.standardError.write("TIMING server \(t1 - t0) create \(ContinuousClock.now - t1) stats \(server.admin.statistics)\n".data(using: .utf8)!) }
         let name = "countersign_test_" + randomSuffix()
         try await server.admin.withConnection { connection in
             // The name is ours (letters, digits, underscore), so it needs no quoting.
@@ -102,7 +99,7 @@ public enum TestDatabase {
         PostgresPool(
             configuration: PostgresConfiguration(
                 connectionString: connectionString,
-                poolSize: 2,
+                poolSize: 4,
                 acquireTimeout: .seconds(60),
                 statementTimeout: .seconds(60),
                 applicationName: "countersign-test-admin"

@@ -29,6 +29,8 @@ struct JSONBody: Sendable {
         let buffer: ByteBuffer
         do {
             buffer = try await request.body.collect(upTo: limit)
+        } catch is NIOTooManyBytesError {
+            throw CountersignError(.bodyTooLarge, "the request body is larger than \(limit) bytes")
         } catch let error as HTTPError where error.status == .contentTooLarge {
             throw CountersignError(.bodyTooLarge, "the request body is larger than \(limit) bytes")
         }

@@ -390,7 +390,9 @@ private func withCStringArray<Result>(
     _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> Result
 ) -> Result {
     let owned: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }
-    defer { owned.forEach { free($0) } }
+    defer {
+        for pointer in owned { free(pointer) }
+    }
     let pointers: [UnsafePointer<CChar>?] = owned.map { $0.map { UnsafePointer($0) } } + [nil]
     return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
 }
@@ -410,7 +412,9 @@ private func withParameterArrays<Result>(
         buffer[bytes.count] = 0
         return buffer
     }
-    defer { owned.forEach { $0?.deallocate() } }
+    defer {
+        for pointer in owned { pointer?.deallocate() }
+    }
     let values: [UnsafePointer<CChar>?] = owned.map { $0.map { UnsafePointer($0) } }
     let lengths: [Int32] = parameters.map { Int32(clamping: $0.bytes?.count ?? 0) }
     let formats: [Int32] = parameters.map { $0.isBinary ? 1 : 0 }

@@ -14,7 +14,8 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDeb
     public var sqlState: String?
     /// The name of the constraint that was violated (`PG_DIAG_CONSTRAINT_NAME`), if any.
     public var constraintName: String?
-    /// The column a decoding error is about, if any. A name, never a value.
+    /// The column the error is about, if any: for ``Code/decodingFailed`` the result column,
+    /// for a constraint violation the table column the server named. A name, never a value.
     public var column: String?
 
     /// The server's primary message. May contain values: only in `debugDescription`.

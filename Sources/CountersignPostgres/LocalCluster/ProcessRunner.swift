@@ -124,7 +124,9 @@ private func withCStringArray<Result>(
     _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> Result
 ) -> Result {
     let owned: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) } + [nil]
-    defer { owned.forEach { free($0) } }
+    defer {
+        for pointer in owned { free(pointer) }
+    }
     return owned.withUnsafeBufferPointer { body($0.baseAddress!) }
 }
 

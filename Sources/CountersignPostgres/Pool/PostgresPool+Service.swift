@@ -2,8 +2,10 @@ import ServiceLifecycle
 
 extension PostgresPool {
     /// Keeps the pool open until graceful shutdown or cancellation, then closes it
-    /// (see ``close()``): run it in the same `ServiceGroup` as, and after, the services that
-    /// use the database, so they drain first.
+    /// (see ``close()``).
+    ///
+    /// In a `ServiceGroup`, list the pool *before* the services that use it: the group shuts
+    /// services down in reverse order, so they drain first and the pool closes last.
     public func run() async throws {
         // Returns on graceful shutdown, throws CancellationError on cancellation: both mean "close".
         try? await gracefulShutdown()

@@ -1,7 +1,7 @@
+import Foundation
 public import Logging
 import NIOPosix
 public import ServiceLifecycle
-import Foundation
 import Synchronization
 
 /// A pool of libpq connections, run as a `ServiceLifecycle.Service`.
@@ -73,7 +73,7 @@ public final class PostgresPool: Service, Sendable {
 
     // MARK: - Using connections
 
-    /// Runs `body` with a connection on the connection's own thread and returns its result.
+    /// Runs `body` with a connection, on one of the pool's own threads, and returns its result.
     ///
     /// Waits (first come, first served) while all connections are busy; the wait ends with
     /// `CancellationError` as soon as the task is cancelled, and with

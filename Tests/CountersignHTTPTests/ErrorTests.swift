@@ -1,0 +1,91 @@
+import Foundation
+import HTTPTypes
+import Testing
+
+/// Every way a request can be wrong gets a 4xx with a stable code, never a 500.
+@Suite("Error paths")
+struct ErrorTests {
+    @Test(arguments: [
+        ("{", "malformed_json"),
+        ("", "malformed_json"),
+        ("[1, 2]", "invalid_field_type"),
+        (#"{"name": 42, "role": "client"}"#, "invalid_field_type"),
+        (#"{"role": "client"}"#, "missing_field"),
+        (#"{"name": null, "role": "client"}"#, "missing_field"),
+        (#"{"name": "x", "role": "superuser"}"#, "invalid_enum_value"),
+        (#"{"name": "x", "role": "client", "colour": "blue"}"#, "unknown_field"),
+        (#"{"name": "", "role": "client"}"#, "invalid_field"),
+    ])
+    func badBodies(body: String, code: String) async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let reply = try await api.call(.post, "/v1/keys", key: tenant.adminKey, json: body)
+            #expect(reply.status == 400, "\(reply)")
+            #expect(reply.errorCode == code, "\(reply)")
+            let message = (reply.json["error"] as? [String: Any])?["message"] as? String
+            #expect(message?.isEmpty == false)
+        }
+    }
+
+    @Test func oversizedBodyIs413() async throws {
+        try await TestService.run(configure: { $0.maxBodyBytes = 2048 }) { api in
+            let tenant = try await api.tenant()
+            let big = #"{"name": "\#(String(repeating: "x", count: 4096))", "role": "client"}"#
+            let reply = try await api.call(.post, "/v1/keys", key: tenant.adminKey, json: big)
+            #expect(reply.status == 413)
+            #expect(reply.errorCode == "body_too_large")
+        }
+    }
+
+    @Test func wrongContentTypeIs415() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let reply = try await api.call(.post, "/v1/keys", key: tenant.adminKey, json: "name=x", headers: [.contentType: "application/x-www-form-urlencoded"])
+            #expect(reply.status == 415)
+            #expect(reply.errorCode == "unsupported_media_type")
+        }
+    }
+
+    @Test func badIDsAre400() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            for path in ["/v1/keys/not-a-uuid", "/v1/credentials/123", "/v1/decisions/zzz", "/v1/sessions/%20"] {
+                let key = path.hasPrefix("/v1/sessions") ? tenant.clientKey : tenant.adminKey
+                let reply = try await api.call(.get, path, key: key)
+                #expect(reply.status == 400, "\(path): \(reply)")
+                #expect(reply.errorCode == "invalid_id", "\(path)")
+            }
+            let tenantReply = try await api.call(.get, "/v1/tenants/nope", key: TestService.operatorKey)
+            #expect(tenantReply.errorCode == "invalid_id")
+        }
+    }
+
+    @Test func badQueryParametersAre400() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            for query in ["limit=0", "limit=abc", "since=yesterday", "disposition=maybe", "sessionId=x", "cursor=bm90LWEtY3Vyc29y"] {
+                let reply = try await api.call(.get, "/v1/decisions?\(query)", key: tenant.adminKey)
+                #expect(reply.status == 400, "\(query): \(reply)")
+                #expect(reply.errorCode == "invalid_query", "\(query)")
+            }
+        }
+    }
+
+    @Test func unknownRoutesAre404WithCode() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let reply = try await api.call(.get, "/v1/nothing-here", key: tenant.adminKey, checkContract: false)
+            #expect(reply.status == 404)
+            #expect(reply.errorCode == "route_not_found")
+        }
+    }
+
+    @Test func everyResponseCarriesARequestID() async throws {
+        try await TestService.run { api in
+            let ok = try await api.call(.get, "/healthz")
+            let failed = try await api.call(.get, "/v1/keys")
+            #expect(ok.headers[HTTPField.Name("X-Request-Id")!] != nil)
+            #expect(failed.headers[HTTPField.Name("X-Request-Id")!] != nil)
+        }
+    }
+}

@@ -1,0 +1,59 @@
+import CountersignHTTP
+import CountersignTestSupport
+import Foundation
+import Testing
+
+@Suite("Probes and metrics")
+struct ProbeTests {
+    @Test func healthAndReadiness() async throws {
+        try await TestService.run { api in
+            let health = try await api.call(.get, "/healthz")
+            let readiness = try await api.call(.get, "/readyz")
+            #expect(health.string("status") == "ok")
+            #expect(readiness.string("status") == "ready")
+        }
+    }
+
+    @Test func metricsInPrometheusText() async throws {
+        try await TestService.run { api in
+            _ = try await api.call(.get, "/healthz")
+            let metrics = try await api.call(.get, "/metrics")
+            #expect(metrics.status == 200)
+            let text = String(decoding: metrics.body, as: UTF8.self)
+            #expect(text.contains(#"countersign_http_requests_total{route="/healthz",method="GET",status="200"}"#))
+            #expect(text.contains("countersign_http_request_duration_seconds_bucket"))
+            #expect(text.contains("countersign_db_pool_connections"))
+            #expect(text.contains("countersign_db_pool_waiters"))
+        }
+    }
+
+    @Test func readinessTurns503WhenTheDatabaseStopsAndRecovers() async throws {
+        let cluster = try TestDatabase.privateCluster()
+        let url = try cluster.start()
+        let configuration = try await TestService.configuration(databaseURL: url)
+        try await TestService.run(configuration: configuration) { api in
+            #expect(try await api.call(.get, "/readyz").status == 200)
+            try cluster.stop()
+            let down = try await api.call(.get, "/readyz")
+            #expect(down.status == 503)
+            #expect(down.errorCode == "not_ready")
+            #expect(try await api.call(.get, "/healthz").status == 200)
+            _ = try cluster.start()
+            var ready = false
+            for _ in 0..<50 where !ready {
+                ready = try await api.call(.get, "/readyz").status == 200
+                if !ready { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            #expect(ready)
+        }
+        try? cluster.stop()
+    }
+
+    @Test func readinessIs503BeforeMigrations() async throws {
+        try await TestService.run(configure: { $0.migrateAtStart = false }) { api in
+            let reply = try await api.call(.get, "/readyz")
+            #expect(reply.status == 503)
+            #expect(reply.errorCode == "not_ready")
+        }
+    }
+}

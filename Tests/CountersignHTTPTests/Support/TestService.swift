@@ -1,0 +1,144 @@
+import CountersignCrypto
+import CountersignHTTP
+import CountersignPostgres
+import CountersignTestSupport
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import Testing
+
+/// A Countersign service on a fresh database of its own, driven through HummingbirdTesting,
+/// with every response checked against openapi.yaml.
+struct TestService {
+    static let operatorKey = "test-operator-key-0123456789abcdefghijklmnop"
+
+    /// Runs `body` against a new service on a new database. `configure` adjusts the
+    /// configuration first (defaults: operator key, a random master key, no API-key cache).
+    static func run(
+        _ framework: TestingSetup = .router,
+        configure: (inout ServiceConfiguration) -> Void = { _ in },
+        _ body: @Sendable (TestAPI) async throws -> Void
+    ) async throws {
+        var configuration = try await configuration()
+        configure(&configuration)
+        try await run(configuration: configuration, framework, body)
+    }
+
+    static func run(
+        configuration: ServiceConfiguration,
+        _ framework: TestingSetup = .router,
+        _ body: @Sendable (TestAPI) async throws -> Void
+    ) async throws {
+        var logger = Logger(label: "countersign.test")
+        logger.logLevel = ProcessInfo.processInfo.environment["COUNTERSIGN_TEST_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .critical
+        let app = try buildApplication(configuration, logger: logger)
+        try await app.test(framework) { client in
+            try await body(TestAPI(client: client))
+        }
+    }
+
+    /// The configuration of a test service on a fresh database.
+    static func configuration(databaseURL: String? = nil) async throws -> ServiceConfiguration {
+        let url: String
+        if let databaseURL { url = databaseURL } else { url = try await TestDatabase.freshDatabase() }
+        var database = PostgresConfiguration(connectionString: url)
+        database.poolSize = 4
+        var configuration = ServiceConfiguration(database: database, migrationsDirectory: Self.migrationsDirectory)
+        configuration.operatorKey = try OperatorKey(operatorKey)
+        configuration.masterKey = try SymmetricKey.random()
+        configuration.apiKeyCacheTTL = .zero
+        configuration.port = 0
+        return configuration
+    }
+
+    static let packageRoot: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        while url.path != "/" {
+            url.deleteLastPathComponent()
+            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) { return url.path }
+        }
+        fatalError("no Package.swift above \(#filePath)")
+    }()
+
+    static var migrationsDirectory: String { packageRoot + "/migrations" }
+}
+
+/// Calls the API the way a client would, and checks every response against the contract.
+struct TestAPI: Sendable {
+    let client: any TestClientProtocol
+    static let contract: OpenAPIContract = {
+        do { return try OpenAPIContract.repository() } catch { fatalError("openapi.yaml does not load: \(error)") }
+    }()
+
+    /// Sends a request. `json` is sent as the body (a `String` as is, anything else encoded);
+    /// `key` as the bearer key.
+    @discardableResult
+    func call(
+        _ method: HTTPRequest.Method,
+        _ path: String,
+        key: String? = nil,
+        json: (any Encodable & Sendable)? = nil,
+        headers extra: HTTPFields = [:],
+        checkContract: Bool = true,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> Reply {
+        var headers = extra
+        if let key { headers[.authorization] = "Bearer \(key)" }
+        var body: ByteBuffer?
+        if let json {
+            let data: Data
+            if let text = json as? String {
+                data = Data(text.utf8)
+            } else {
+                data = try JSONEncoder().encode(json)
+            }
+            body = ByteBuffer(bytes: data)
+            if headers[.contentType] == nil { headers[.contentType] = "application/json" }
+        }
+        let response = try await client.executeRequest(uri: path, method: method, headers: headers, body: body)
+        let reply = Reply(status: Int(response.status.code), headers: response.headers, body: Data(response.body.readableBytesView))
+        if checkContract {
+            for problem in Self.contract.validateResponse(
+                method: method.rawValue, path: path, status: reply.status, contentType: reply.headers[.contentType], body: reply.body
+            ) {
+                Issue.record(Comment(rawValue: problem), sourceLocation: sourceLocation)
+            }
+        }
+        return reply
+    }
+}
+
+/// A response, with its JSON at hand.
+struct Reply: Sendable, CustomStringConvertible {
+    let status: Int
+    let headers: HTTPFields
+    let body: Data
+
+    /// The body as a JSON object (empty when it is not one).
+    var json: [String: any Sendable] {
+        (try? JSONSerialization.jsonObject(with: body) as? [String: any Sendable]) ?? [:]
+    }
+
+    /// `error.code` of an error body.
+    var errorCode: String? {
+        (json["error"] as? [String: Any])?["code"] as? String
+    }
+
+    subscript(_ key: String) -> (any Sendable)? { json[key] }
+
+    func string(_ key: String) -> String? { json[key] as? String }
+
+    func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let text = try decoder.singleValueContainer().decode(String.self)
+            return try Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)
+        }
+        return try decoder.decode(T.self, from: body)
+    }
+
+    var description: String { "\(status) \(String(decoding: body, as: UTF8.self))" }
+}

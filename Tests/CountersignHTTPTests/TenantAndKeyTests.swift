@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+
+@Suite("Tenants and API keys")
+struct TenantAndKeyTests {
+    @Test func operatorCreatesListsAndDisablesTenants() async throws {
+        try await TestService.run { api in
+            let created = try await api.call(.post, "/v1/tenants", key: TestService.operatorKey, json: ["name": "acme"])
+            #expect(created.status == 201)
+            let id = try #require(created.string("id"))
+
+            let duplicate = try await api.call(.post, "/v1/tenants", key: TestService.operatorKey, json: ["name": "acme"])
+            #expect(duplicate.status == 409)
+            #expect(duplicate.errorCode == "tenant_name_taken")
+
+            let list = try await api.call(.get, "/v1/tenants", key: TestService.operatorKey)
+            let tenants = try #require(list["tenants"] as? [[String: Any]])
+            #expect(tenants.map { $0["id"] as? String } == [id])
+
+            let admin = try await api.call(.post, "/v1/tenants/\(id)/keys", key: TestService.operatorKey, json: ["name": "first"])
+            let adminKey = try #require(admin.string("secret"))
+            #expect(try await api.call(.get, "/v1/keys", key: adminKey).status == 200)
+
+            let disabled = try await api.call(.post, "/v1/tenants/\(id)/disable", key: TestService.operatorKey)
+            #expect(disabled.status == 200)
+            #expect(disabled.string("disabledAt") != nil)
+            let refused = try await api.call(.get, "/v1/keys", key: adminKey)
+            #expect(refused.status == 403)
+            #expect(refused.errorCode == "tenant_disabled")
+
+            #expect(try await api.call(.post, "/v1/tenants/\(id)/enable", key: TestService.operatorKey).status == 200)
+            #expect(try await api.call(.get, "/v1/keys", key: adminKey).status == 200)
+        }
+    }
+
+    @Test func keysAreShownOnceStoredHashedAndListedWithoutSecret() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let created = try await api.call(.post, "/v1/keys", key: tenant.adminKey, json: ["name": "ios", "role": "client"])
+            #expect(created.status == 201)
+            let secret = try #require(created.string("secret"))
+            #expect(secret.hasPrefix("csk_"))
+            // 32 random bytes, base64url: at least 43 characters after the prefix.
+            #expect(secret.split(separator: "_", maxSplits: 2).last!.count >= 43)
+            let key = try #require(created["key"] as? [String: Any])
+            #expect(secret.hasPrefix(key["prefix"] as! String))
+
+            let list = try await api.call(.get, "/v1/keys", key: tenant.adminKey)
+            let body = String(decoding: list.body, as: UTF8.self)
+            #expect(!body.contains(secret))
+            #expect(!body.contains(String(secret.split(separator: "_", maxSplits: 2).last!)))
+            let keys = try #require(list["keys"] as? [[String: Any]])
+            #expect(keys.count == 3)
+            #expect(keys.allSatisfy { $0["secret"] == nil })
+        }
+    }
+
+    @Test func rolesAreEnforced() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            // A client key may not manage keys; an admin key may not open sessions.
+            let clientOnAdmin = try await api.call(.get, "/v1/keys", key: tenant.clientKey)
+            #expect(clientOnAdmin.status == 403)
+            #expect(clientOnAdmin.errorCode == "insufficient_role")
+            let adminOnClient = try await api.call(.post, "/v1/sessions", key: tenant.adminKey, json: ["clientId": "x"])
+            #expect(adminOnClient.status == 403)
+            // Tenant keys cannot reach the operator API; the operator key cannot reach tenant APIs.
+            #expect(try await api.call(.get, "/v1/tenants", key: tenant.adminKey).status == 403)
+            #expect(try await api.call(.get, "/v1/keys", key: TestService.operatorKey).status == 403)
+        }
+    }
+
+    @Test func revokedKeysStopWorking() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let created = try await api.call(.post, "/v1/keys", key: tenant.adminKey, json: ["name": "temp", "role": "admin"])
+            let secret = try #require(created.string("secret"))
+            let id = try #require((created["key"] as? [String: Any])?["id"] as? String)
+            #expect(try await api.call(.get, "/v1/keys", key: secret).status == 200)
+
+            let revoked = try await api.call(.delete, "/v1/keys/\(id)", key: tenant.adminKey)
+            #expect(revoked.status == 200)
+            let revokedAt = try #require(revoked.string("revokedAt"))
+            let refused = try await api.call(.get, "/v1/keys", key: secret)
+            #expect(refused.status == 401)
+            #expect(refused.errorCode == "invalid_api_key")
+            // Revoking again keeps the first time.
+            #expect(try await api.call(.delete, "/v1/keys/\(id)", key: tenant.adminKey).string("revokedAt") == revokedAt)
+        }
+    }
+
+    @Test func anotherTenantsObjectsAreNotFound() async throws {
+        try await TestService.run { api in
+            let one = try await api.tenant()
+            let two = try await api.tenant()
+            let list = try await api.call(.get, "/v1/keys", key: one.adminKey)
+            let oneKeyID = try #require((list["keys"] as? [[String: Any]])?.first?["id"] as? String)
+            let get = try await api.call(.get, "/v1/keys/\(oneKeyID)", key: two.adminKey)
+            #expect(get.status == 404)
+            #expect(get.errorCode == "not_found")
+            #expect(try await api.call(.delete, "/v1/keys/\(oneKeyID)", key: two.adminKey).status == 404)
+            #expect(try await api.call(.get, "/v1/keys/\(oneKeyID)", key: one.adminKey).status == 200)
+        }
+    }
+
+    @Test func missingAndWrongKeysAre401() async throws {
+        try await TestService.run { api in
+            let missing = try await api.call(.get, "/v1/keys")
+            #expect(missing.status == 401)
+            #expect(missing.errorCode == "unauthenticated")
+            #expect(missing.headers[.wwwAuthenticate] == "Bearer realm=\"countersign\"")
+            let wrongScheme = try await api.call(.get, "/v1/keys", headers: [.authorization: "Basic dXNlcjpwYXNz"])
+            #expect(wrongScheme.errorCode == "unauthenticated")
+            let forged = try await api.call(.get, "/v1/keys", key: "csk_abcdefghijkm_" + String(repeating: "A", count: 43))
+            #expect(forged.status == 401)
+            #expect(forged.errorCode == "invalid_api_key")
+            let garbage = try await api.call(.get, "/v1/keys", key: "not-a-key")
+            #expect(garbage.errorCode == "invalid_api_key")
+        }
+    }
+}
