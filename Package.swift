@@ -152,15 +152,17 @@ let package = Package(
         ),
         .testTarget(
             name: "CountersignStorageTests",
-            dependencies: ["CountersignStorage", "CountersignTestSupport"],
+            dependencies: ["CountersignCore", "CountersignCrypto", "CountersignPostgres", "CountersignStorage", "CountersignTestSupport"],
             swiftSettings: testSwiftSettings
         ),
         .testTarget(
             name: "CountersignHTTPTests",
             dependencies: [
                 "CountersignHTTP",
+                "CountersignPostgres",
                 "CountersignTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: testSwiftSettings

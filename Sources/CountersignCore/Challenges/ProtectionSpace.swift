@@ -80,7 +80,8 @@ public struct ProtectionSpace: Codable, Hashable, Sendable {
         let space = normalized
         let realm = space.method == .serverTrust || space.method == .clientCertificate ? "" : (space.realm ?? "")
         return [space.isProxy ? "proxy" : "origin", space.protocolName ?? "", space.host, String(space.port), realm, space.method.rawValue]
-            .map { $0.contains("|") ? $0.split(separator: "|", omittingEmptySubsequences: false).joined(separator: "%7C") : $0 }
+            // Escaped so that no two spaces share a key: `%` first, then the separator.
+            .map { $0.replacingAll("%", with: "%25").replacingAll("|", with: "%7C") }
             .joined(separator: "|")
     }
 
@@ -107,5 +108,13 @@ public struct ServerTrustInput: Codable, Hashable, Sendable {
 
     public init(certificates: [String]) {
         self.certificates = certificates
+    }
+}
+
+extension String {
+    /// Every `target` replaced, without Foundation.
+    fileprivate func replacingAll(_ target: Character, with replacement: String) -> String {
+        guard contains(target) else { return self }
+        return split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
     }
 }

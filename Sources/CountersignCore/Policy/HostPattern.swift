@@ -48,7 +48,9 @@ public struct HostPattern: Hashable, Sendable, CustomStringConvertible {
                 return false
             }
         }
-        while p < pattern.endIndex, pattern[p] == UInt8(ascii: "*") { p += 1 }
+        // A star left over here would match nothing, and every star must eat a character:
+        // `intranet*` does not match `intranet`. Backtracking cannot help, because the
+        // segment before it already matched as far left as it could.
         return p == pattern.endIndex
     }
 }

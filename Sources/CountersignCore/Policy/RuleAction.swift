@@ -116,8 +116,10 @@ public struct BlockSchedule: Hashable, Sendable {
 
     /// The length of the block that follows `earlierBlocks` blocks.
     public func duration(afterEarlierBlocks earlierBlocks: Int) -> Int {
-        let grown = seconds.addingReportingOverflow(incrementSeconds.multipliedReportingOverflow(by: max(0, earlierBlocks)).partialValue)
-        return min(grown.overflow ? Int.max : grown.partialValue, max(maximumSeconds, seconds))
+        let increment = incrementSeconds.multipliedReportingOverflow(by: max(0, earlierBlocks))
+        let grown = seconds.addingReportingOverflow(increment.partialValue)
+        let length = increment.overflow || grown.overflow ? Int.max : grown.partialValue
+        return min(length, max(maximumSeconds, seconds))
     }
 }
 

@@ -294,8 +294,10 @@ public struct CredentialStore: Sendable {
         var sealed: [UInt8]?
         if let password = changes.password {
             let current = try connection.query("SELECT sealed_secret FROM credentials WHERE id = $1", [.uuid(existing.id)])
-            let stored = try CredentialSecret.opened(try current.rows[0].decode("sealed_secret"), with: key, rowID: existing.id)
-            if stored.password != password {
+            // A stored secret that does not open (sealed for another row, tenant or master key)
+            // counts as different: setting the secret again is how an admin repairs it.
+            let stored = try? CredentialSecret.opened(try current.rows[0].decode("sealed_secret"), with: key, rowID: existing.id)
+            if stored?.password != password {
                 secretChanged = true
                 sealed = try CredentialSecret(password: password).sealed(with: key, rowID: existing.id)
             }

@@ -68,7 +68,10 @@ public struct TenantSecretKey: Sendable {
         do {
             return try AESGCM.open(sealed, key: key, associatedData: Self.associatedData(tenantID: tenantID, rowID: rowID))
         } catch {
-            throw CountersignError(.secretUnreadable, "a stored secret does not open with this master key")
+            throw CountersignError(
+                .secretUnreadable,
+                "a stored secret does not open: it was not sealed for this credential of this tenant under this master key; set the secret again"
+            )
         }
     }
 

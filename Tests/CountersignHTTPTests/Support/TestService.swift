@@ -20,20 +20,27 @@ struct TestService {
     static func run(
         _ framework: TestingSetup = .router,
         configure: (inout ServiceConfiguration) -> Void = { _ in },
+        logger: Logger? = nil,
         _ body: @Sendable (TestAPI) async throws -> Void
     ) async throws {
         var configuration = try await configuration()
         configure(&configuration)
-        try await run(configuration: configuration, framework, body)
+        try await run(configuration: configuration, framework, logger: logger, body)
     }
 
+    /// `logger`: where the service logs (default: a quiet one, its level from
+    /// `COUNTERSIGN_TEST_LOG_LEVEL`).
     static func run(
         configuration: ServiceConfiguration,
         _ framework: TestingSetup = .router,
+        logger: Logger? = nil,
         _ body: @Sendable (TestAPI) async throws -> Void
     ) async throws {
-        var logger = Logger(label: "countersign.test")
-        logger.logLevel = ProcessInfo.processInfo.environment["COUNTERSIGN_TEST_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .critical
+        let logger = logger ?? {
+            var logger = Logger(label: "countersign.test")
+            logger.logLevel = ProcessInfo.processInfo.environment["COUNTERSIGN_TEST_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .critical
+            return logger
+        }()
         let app = try buildApplication(configuration, logger: logger)
         try await app.test(framework) { client in
             try await body(TestAPI(client: client))
@@ -68,7 +75,22 @@ struct TestService {
 
 /// Calls the API the way a client would, and checks every response against the contract.
 struct TestAPI: Sendable {
-    let client: any TestClientProtocol
+    /// Sends one request and returns status, headers and body.
+    typealias Transport = @Sendable (String, HTTPRequest.Method, HTTPFields, ByteBuffer?) async throws -> (status: Int, headers: HTTPFields, body: Data)
+
+    let transport: Transport
+
+    init(client: any TestClientProtocol) {
+        transport = { uri, method, headers, body in
+            let response = try await client.executeRequest(uri: uri, method: method, headers: headers, body: body)
+            return (Int(response.status.code), response.headers, Data(response.body.readableBytesView))
+        }
+    }
+
+    /// Talks to a service through `transport` (another process, say).
+    init(transport: @escaping Transport) {
+        self.transport = transport
+    }
     static let contract: OpenAPIContract = {
         do { return try OpenAPIContract.repository() } catch { fatalError("openapi.yaml does not load: \(error)") }
     }()
@@ -98,8 +120,8 @@ struct TestAPI: Sendable {
             body = ByteBuffer(bytes: data)
             if headers[.contentType] == nil { headers[.contentType] = "application/json" }
         }
-        let response = try await client.executeRequest(uri: path, method: method, headers: headers, body: body)
-        let reply = Reply(status: Int(response.status.code), headers: response.headers, body: Data(response.body.readableBytesView))
+        let response = try await transport(path, method, headers, body)
+        let reply = Reply(status: response.status, headers: response.headers, body: response.body)
         if checkContract {
             for problem in Self.contract.validateResponse(
                 method: method.rawValue, path: path, status: reply.status, contentType: reply.headers[.contentType], body: reply.body

@@ -1,0 +1,212 @@
+import CountersignCore
+import Foundation
+import Testing
+
+@Suite("Host patterns")
+struct DecisionsHostPatternTests {
+    @Test(arguments: [
+        ("api.example.com", "api.example.com"),
+        ("api.example.com", "API.Example.COM"),
+        ("*.corp.example.com", "a.corp.example.com"),
+        ("*.corp.example.com", "a.b.corp.example.com"),
+        ("*", "anything.at.all"),
+        ("10.0.0.?", "10.0.0.7"),
+        ("api-*.example.com", "api-eu.example.com"),
+        ("*.example.*", "www.example.org"),
+        ("intranet*", "intranet2"),
+        ("[::1]", "[::1]"),
+    ])
+    func matches(pattern: String, host: String) throws {
+        #expect(try HostPattern(pattern).matches(host))
+    }
+
+    @Test(arguments: [
+        ("*.corp.example.com", "corp.example.com"),
+        ("*.corp.example.com", "evilcorp.example.com"),
+        ("*.corp.example.com", "a.corp.example.com.evil.org"),
+        ("api.example.com", "api.example.co"),
+        ("api.example.com", "xapi.example.com"),
+        ("10.0.0.?", "10.0.0.17"),
+        ("10.0.0.?", "10.0.0."),
+        // Every star eats at least one character, a trailing one too.
+        ("intranet*", "intranet"),
+        ("*.example.*", "www.example."),
+        ("a*b*c", "abc"),
+    ])
+    func doesNotMatch(pattern: String, host: String) throws {
+        #expect(try !HostPattern(pattern).matches(host))
+    }
+
+    @Test(arguments: ["", "**.example.com", "a..b", "example.com.", "exa mple.com", "example.com/path", "ex$ample.com", "über.example.com"])
+    func refusesBadGlobs(pattern: String) {
+        #expect(throws: CountersignError(.invalidHostPattern, "")) { try HostPattern(pattern) }
+    }
+
+    @Test func refusesOverlongGlobs() {
+        #expect(throws: CountersignError(.invalidHostPattern, "")) { try HostPattern(String(repeating: "a", count: 254)) }
+        #expect(throws: Never.self) { try HostPattern(String(repeating: "a", count: 253)) }
+    }
+
+    @Test func adversarialPatternsStayLinear() throws {
+        let pattern = try HostPattern("*a*a*a*a*a*a*a*a*a*a*a*b")
+        let host = String(repeating: "a", count: 253)
+        let clock = ContinuousClock()
+        let elapsed = clock.measure { #expect(!pattern.matches(host)) }
+        #expect(elapsed < .seconds(1))
+    }
+
+    @Test func decodesFromJSONAndRefusesBadGlobsThere() throws {
+        let decoded = try JSONDecoder().decode([HostPattern].self, from: Data(#"["*.example.com"]"#.utf8))
+        #expect(decoded.first?.pattern == "*.example.com")
+        #expect(throws: CountersignError(.invalidHostPattern, "")) {
+            try JSONDecoder().decode([HostPattern].self, from: Data(#"["a..b"]"#.utf8))
+        }
+    }
+}
+
+@Suite("Rule matching")
+struct DecisionsRuleMatchTests {
+    typealias F = EngineFixture
+
+    @Test func anEmptyMatchFitsEverything() {
+        #expect(RuleMatch().matches(F.space().normalized))
+        #expect(RuleMatch().matches(F.space(isProxy: true).normalized))
+    }
+
+    @Test func everyFieldGivenMustFit() throws {
+        let match = RuleMatch(
+            host: try HostPattern("*.example.com"),
+            port: 443,
+            protocolName: "HTTPS",
+            realm: "Intranet",
+            methods: [.httpBasic, .httpDigest],
+            isProxy: false
+        )
+        #expect(match.matches(F.space().normalized))
+        #expect(match.matches(F.space(method: .httpDigest).normalized))
+        #expect(match.matches(F.space(method: .default).normalized))
+        #expect(!match.matches(F.space(host: "example.org").normalized))
+        #expect(!match.matches(F.space(port: 80).normalized))
+        #expect(!match.matches(F.space(protocolName: "http").normalized))
+        #expect(!match.matches(F.space(protocolName: nil).normalized))
+        #expect(!match.matches(F.space(realm: "intranet").normalized))
+        #expect(!match.matches(F.space(realm: nil).normalized))
+        #expect(!match.matches(F.space(method: .ntlm).normalized))
+        #expect(!match.matches(F.space(isProxy: true).normalized))
+    }
+
+    @Test func proxyOrOrigin() {
+        #expect(RuleMatch(isProxy: true).matches(F.space(isProxy: true).normalized))
+        #expect(!RuleMatch(isProxy: true).matches(F.space().normalized))
+        #expect(RuleMatch(isProxy: false).matches(F.space().normalized))
+    }
+
+    @Test func unknownFieldsAndBadValuesAreRefusedWhenDecoding() {
+        #expect(throws: CountersignError(.invalidHostPattern, "")) {
+            try JSONDecoder().decode(RuleMatch.self, from: Data(#"{"host": "a..b"}"#.utf8))
+        }
+        #expect(throws: CountersignError(.invalidEnumValue, "")) {
+            try JSONDecoder().decode(RuleAction.self, from: Data(#"{"disposition": "useTheForce"}"#.utf8))
+        }
+    }
+}
+
+@Suite("Block schedules")
+struct DecisionsBlockScheduleTests {
+    @Test func aFixedBlock() {
+        let schedule = BlockSchedule(seconds: 300, incrementSeconds: 0, maximumSeconds: 86_400)
+        #expect(schedule.duration(afterEarlierBlocks: 0) == 300)
+        #expect(schedule.duration(afterEarlierBlocks: 5) == 300)
+    }
+
+    @Test func growsPerEarlierBlockUpToTheMaximum() {
+        let schedule = BlockSchedule(seconds: 60, incrementSeconds: 60, maximumSeconds: 200)
+        #expect((0...5).map(schedule.duration(afterEarlierBlocks:)) == [60, 120, 180, 200, 200, 200])
+        #expect(schedule.duration(afterEarlierBlocks: -3) == 60)
+    }
+
+    @Test func aMaximumBelowTheBaseIsTheBase() {
+        #expect(BlockSchedule(seconds: 600, incrementSeconds: 10, maximumSeconds: 60).duration(afterEarlierBlocks: 4) == 600)
+    }
+
+    @Test func neverOverflows() {
+        let schedule = BlockSchedule(seconds: 1, incrementSeconds: Int.max / 2, maximumSeconds: 1000)
+        #expect(schedule.duration(afterEarlierBlocks: 3) == 1000)
+        #expect(schedule.duration(afterEarlierBlocks: Int.max) == 1000)
+        #expect(BlockSchedule(seconds: Int.max, incrementSeconds: 1, maximumSeconds: 5).duration(afterEarlierBlocks: 1) == Int.max)
+    }
+
+    @Test func ruleDefaults() {
+        #expect(RuleAction(disposition: .useCredential).blockSchedule == .default)
+        #expect(RuleAction(disposition: .useCredential, blockSeconds: 5, blockIncrementSeconds: 6, maxBlockSeconds: 7).blockSchedule
+            == BlockSchedule(seconds: 5, incrementSeconds: 6, maximumSeconds: 7))
+    }
+}
+
+@Suite("Policy validation")
+struct DecisionsPolicyValidationTests {
+    typealias F = EngineFixture
+
+    func validate(_ rules: [PolicyRule], settings: PolicySettings = .init(), existing: Set<CredentialReference> = []) throws {
+        try Policy(settings: settings, rules: rules).validate { existing.contains($0) }
+    }
+
+    @Test func aGoodPolicyPasses() throws {
+        let id = UUID().uuidString.lowercased()
+        try validate(
+            [
+                F.rule("a", match: RuleMatch(host: try HostPattern("*.example.com")), then: RuleAction(disposition: .useCredential, credentialId: id)),
+                F.rule("b", then: RuleAction(disposition: .cancelAuthenticationChallenge)),
+            ],
+            existing: [.credential(id)]
+        )
+    }
+
+    @Test func referencesToMissingCredentialsAreRefused() {
+        let id = UUID().uuidString
+        #expect(throws: CountersignError(.unknownCredentialReference, "")) {
+            try validate([F.rule("a", then: RuleAction(disposition: .useCredential, credentialId: id))])
+        }
+        // Upper-case ids name the same credential as lower-case ones.
+        #expect(throws: Never.self) {
+            try validate([F.rule("a", then: RuleAction(disposition: .useCredential, credentialId: id.uppercased()))], existing: [.credential(id.lowercased())])
+        }
+    }
+
+    @Test(arguments: [
+        RuleAction(disposition: .useCredential, credentialId: "not-a-uuid"),
+        RuleAction(disposition: .useCredential, maxFailures: 0),
+        RuleAction(disposition: .useCredential, blockSeconds: 0),
+        RuleAction(disposition: .useCredential, blockIncrementSeconds: -1),
+        RuleAction(disposition: .useCredential, clientPersistences: [.forSession, .forSession]),
+        RuleAction(disposition: .useCredential, blockedDisposition: .useCredential),
+        RuleAction(disposition: .useCredential, failureDisposition: .useCredential),
+        RuleAction(disposition: .useCredential, account: ""),
+    ])
+    func badActionsAreRefused(action: RuleAction) {
+        #expect(throws: CountersignError.self) { try validate([F.rule("a", then: action)]) }
+    }
+
+    @Test func badRulesAreRefused() throws {
+        #expect(throws: CountersignError(.invalidPolicy, "")) {
+            try validate([F.rule("a", then: RuleAction(disposition: .rejectProtectionSpace)), F.rule("a", then: RuleAction(disposition: .rejectProtectionSpace))])
+        }
+        #expect(throws: CountersignError(.invalidPolicy, "")) { try validate([F.rule("has space", then: RuleAction(disposition: .rejectProtectionSpace))]) }
+        #expect(throws: CountersignError(.invalidPolicy, "")) {
+            try validate([F.rule("a", match: RuleMatch(methods: []), then: RuleAction(disposition: .rejectProtectionSpace))])
+        }
+        #expect(throws: CountersignError(.invalidPolicy, "")) {
+            try validate([F.rule("a", match: RuleMatch(methods: [AuthenticationMethod(rawValue: "Bogus")]), then: RuleAction(disposition: .rejectProtectionSpace))])
+        }
+        #expect(throws: CountersignError(.invalidField, "")) {
+            try validate([F.rule("a", match: RuleMatch(port: 70000), then: RuleAction(disposition: .rejectProtectionSpace))])
+        }
+        #expect(throws: CountersignError(.invalidField, "")) { try validate([], settings: PolicySettings(maxSessionTTLSeconds: 0)) }
+    }
+
+    @Test func sessionLifetimesHonourTheMaximum() {
+        #expect(PolicySettings().sessionTTLDefault == 3600)
+        #expect(PolicySettings().sessionTTLMaximum == 86_400)
+        #expect(PolicySettings(defaultSessionTTLSeconds: 7200, maxSessionTTLSeconds: 600).sessionTTLDefault == 600)
+    }
+}

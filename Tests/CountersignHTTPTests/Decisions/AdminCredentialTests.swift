@@ -1,0 +1,173 @@
+import Foundation
+import Testing
+
+@Suite("Admin credentials")
+struct AdminCredentialTests {
+    static let body = #"{"host": "Intranet.Example.com", "protocol": "https", "realm": "Intranet", "authenticationMethod": "NSURLAuthenticationMethodHTTPBasic", "account": "svc", "password": "first-secret", "label": "service account"}"#
+
+    @Test func savingTheSameKeyUpdatesInPlaceKeepingIdHistoryAndCounters() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let created = try await api.call(.post, "/v1/credentials", key: tenant.adminKey, json: Self.body)
+            #expect(created.status == 201)
+            let id = try #require(created.string("id"))
+            #expect(created.string("host") == "intranet.example.com")
+            #expect(created.string("owner") == "tenant")
+            #expect(created.int("secretVersion") == 1)
+
+            try await api.releasePolicy(tenant, then: #""maxFailures": 5, "persistence": "none""#)
+            let session = try await api.session(tenant)
+            let decision = try #require(try await api.decided(tenant, session: session).string("decisionId"))
+            try await api.outcome(tenant, decision: decision, "rejected")
+
+            // The same key and secret, a new label: same id, counters kept.
+            let relabelled = try await api.call(.post, "/v1/credentials", key: tenant.adminKey, json: Self.body.replacingOccurrences(of: "service account", with: "renamed"))
+            #expect(relabelled.status == 200)
+            #expect(relabelled.string("id") == id)
+            #expect(relabelled.string("label") == "renamed")
+            #expect(relabelled.int("secretVersion") == 1)
+            #expect(try await api.counters(tenant).first?["failures"] as? Int == 1)
+
+            // A different account is a different credential.
+            let other = try await api.call(.post, "/v1/credentials", key: tenant.adminKey, json: Self.body.replacingOccurrences(of: #""svc""#, with: #""svc2""#))
+            #expect(other.status == 201)
+            #expect(other.string("id") != id)
+
+            let events = try await api.history(tenant, credential: id).compactMap { $0["event"] as? String }
+            #expect(events == ["created", "updated"])
+        }
+    }
+
+    @Test func aNewSecretResetsCountersAndUnblocks() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let id = try await api.credential(tenant, password: "old-secret")
+            try await api.releasePolicy(tenant, then: #""maxFailures": 1, "persistence": "none""#)
+            let session = try await api.session(tenant)
+            let decision = try #require(try await api.decided(tenant, session: session).string("decisionId"))
+            try await api.outcome(tenant, decision: decision, "rejected", upstreamStatus: 401)
+            #expect(try await api.decided(tenant, session: session).string("disposition") == "cancelAuthenticationChallenge")
+
+            let patched = try await api.call(.patch, "/v1/credentials/\(id)", key: tenant.adminKey, json: ["password": "new-secret"])
+            #expect(patched.status == 200)
+            #expect(patched.string("id") == id)
+            #expect(patched.int("secretVersion") == 2)
+            #expect(!patched.text.contains("new-secret"))
+
+            let released = try await api.decided(tenant, session: session)
+            #expect(released.credentialPassword == "new-secret")
+            let counter = try #require(try await api.counters(tenant).first)
+            #expect(counter["failures"] as? Int == 0)
+            #expect(counter["blockedUntil"] is NSNull)
+            #expect(counter["totalRejections"] as? Int == 1)
+
+            let history = try await api.history(tenant, credential: id)
+            let change = try #require(history.last)
+            #expect(change["event"] as? String == "secret_changed")
+            #expect((change["details"] as? [String: String])?["counters"] == "reset")
+            #expect(history.contains { $0["event"] as? String == "blocked" })
+
+            // Saving the same secret again changes no version.
+            let same = try await api.call(.patch, "/v1/credentials/\(id)", key: tenant.adminKey, json: ["password": "new-secret"])
+            #expect(same.int("secretVersion") == 2)
+        }
+    }
+
+    @Test func upsertingANewSecretUnblocksToo() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let id = try await api.credential(tenant, password: "old-secret")
+            try await api.releasePolicy(tenant, then: #""maxFailures": 1, "persistence": "none""#)
+            let session = try await api.session(tenant)
+            try await api.outcome(tenant, decision: try #require(try await api.decided(tenant, session: session).string("decisionId")), "rejected")
+            #expect(try await api.decided(tenant, session: session)["credential"] is NSNull)
+            #expect(try await api.credential(tenant, password: "new-secret") == id)
+            #expect(try await api.decided(tenant, session: session).credentialPassword == "new-secret")
+        }
+    }
+
+    @Test func listingsAndReadsNeverShowTheSecret() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let id = try await api.credential(tenant, password: "never-shown-7f3a")
+            _ = try await api.credential(tenant, host: "files.example.com", account: "files", password: "also-hidden-9c1d")
+            let session = try await api.session(tenant)
+            _ = try await api.submit(tenant, session: session, user: "alice", password: "typed-hidden-2b8e", persistence: "forSession")
+            let secrets = ["never-shown-7f3a", "also-hidden-9c1d", "typed-hidden-2b8e"]
+            let replies = [
+                try await api.call(.get, "/v1/credentials", key: tenant.adminKey),
+                try await api.call(.get, "/v1/credentials/\(id)", key: tenant.adminKey),
+                try await api.call(.get, "/v1/credentials/\(id)/history", key: tenant.adminKey),
+                try await api.call(.get, "/v1/credentials?host=files.example.com", key: tenant.adminKey),
+            ]
+            for reply in replies {
+                #expect(reply.status == 200)
+                for secret in secrets { #expect(!reply.text.contains(secret)) }
+                #expect(!reply.text.contains("\"password\""))
+            }
+            let filtered = try #require(replies[3]["credentials"] as? [[String: Any]])
+            #expect(filtered.map { $0["account"] as? String } == ["files"])
+            let byAccount = try await api.call(.get, "/v1/credentials?account=alice", key: tenant.adminKey)
+            #expect((byAccount["credentials"] as? [[String: Any]])?.first?["owner"] as? String == "session")
+        }
+    }
+
+    @Test func deleteIsRefusedWhileARuleNamesIt() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let id = try await api.credential(tenant)
+            try await api.releasePolicy(tenant, then: #""credentialId": "\#(id)""#)
+            let refused = try await api.call(.delete, "/v1/credentials/\(id)", key: tenant.adminKey)
+            #expect(refused.status == 409)
+            #expect(refused.errorCode == "credential_in_use")
+            #expect(try await api.call(.get, "/v1/credentials/\(id)", key: tenant.adminKey).status == 200)
+
+            try await api.releasePolicy(tenant)
+            #expect(try await api.call(.delete, "/v1/credentials/\(id)", key: tenant.adminKey).status == 204)
+            #expect(try await api.call(.get, "/v1/credentials/\(id)", key: tenant.adminKey).status == 404)
+            #expect(try await api.call(.delete, "/v1/credentials/\(id)", key: tenant.adminKey).status == 404)
+            let session = try await api.session(tenant)
+            #expect(try await api.decided(tenant, session: session)["credential"] is NSNull)
+            // A policy cannot name it any more.
+            let stale = try await api.call(
+                .put, "/v1/policy", key: tenant.adminKey,
+                json: #"{"version": 2, "rules": [{"id": "r", "match": {}, "then": {"disposition": "useCredential", "credentialId": "\#(id)"}}]}"#
+            )
+            #expect(stale.errorCode == "unknown_credential_reference")
+        }
+    }
+
+    @Test func badCredentialsAreRefused() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let cases: [(String, String)] = [
+                (#"{"host": "*.example.com", "account": "a", "password": "p"}"#, "invalid_field"),
+                (#"{"host": "a.example.com", "password": "p"}"#, "missing_field"),
+                (#"{"host": "a.example.com", "account": "a"}"#, "missing_field"),
+                (#"{"host": "a.example.com", "account": "a", "password": "p", "secret": "x"}"#, "unknown_field"),
+                (#"{"host": "a.example.com", "account": "a", "password": "p", "port": 99999}"#, "invalid_field"),
+                (#"{"host": "a.example.com", "account": "a", "password": "p", "authenticationMethod": "Bogus"}"#, "invalid_field"),
+                (#"{"host": "a.example.com", "account": "a", "password": "\#(String(repeating: "x", count: 4097))"}"#, "invalid_field"),
+            ]
+            for (body, code) in cases {
+                let reply = try await api.call(.post, "/v1/credentials", key: tenant.adminKey, json: body)
+                #expect(reply.status == 400, "\(body)")
+                #expect(reply.errorCode == code, "\(body.prefix(80)): \(reply)")
+            }
+            #expect(try await api.call(.post, "/v1/credentials", key: tenant.clientKey, json: #"{"host": "a", "account": "a", "password": "p"}"#).status == 403)
+            #expect(try await api.call(.patch, "/v1/credentials/\(UUID())", key: tenant.adminKey, json: ["label": "x"]).status == 404)
+
+            // Moving a credential onto another's key is a conflict.
+            let first = try await api.credential(tenant, account: "one")
+            _ = try await api.credential(tenant, account: "two")
+            let clash = try await api.call(.patch, "/v1/credentials/\(first)", key: tenant.adminKey, json: ["account": "two"])
+            #expect(clash.status == 409)
+            #expect(clash.errorCode == "credential_conflict")
+            // Clearing an optional attribute with null.
+            let withPort = try await api.call(.patch, "/v1/credentials/\(first)", key: tenant.adminKey, json: #"{"port": 8443}"#)
+            #expect(withPort.int("port") == 8443)
+            let cleared = try await api.call(.patch, "/v1/credentials/\(first)", key: tenant.adminKey, json: #"{"port": null}"#)
+            #expect(cleared["port"] is NSNull)
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+
+@Suite("Client-submitted credentials")
+struct ClientSubmittedCredentialTests {
+    @Test func thePolicySaysWhichPersistencesClientsMayUse() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let session = try await api.session(tenant)
+            // No rule: none and forSession only.
+            for persistence in ["permanent", "synchronizable"] {
+                let refused = try await api.submit(tenant, session: session, user: "alice", password: "typed", persistence: persistence)
+                #expect(refused.status == 403)
+                #expect(refused.errorCode == "persistence_not_allowed")
+                #expect(!refused.text.contains("typed"))
+            }
+            #expect(try await api.submit(tenant, session: session, user: "alice", password: "typed", persistence: "forSession").status == 201)
+
+            try await api.releasePolicy(tenant, then: #""clientPersistences": ["none"]"#)
+            let forSession = try await api.submit(tenant, session: session, user: "bob", password: "typed", persistence: "forSession")
+            #expect(forSession.errorCode == "persistence_not_allowed")
+            // Nothing was stored by the refusals.
+            let list = try await api.call(.get, "/v1/credentials", key: tenant.adminKey)
+            #expect((list["credentials"] as? [[String: Any]])?.map { $0["account"] as? String } == ["alice"])
+        }
+    }
+
+    @Test func noneIsAcceptedAndRememberedNowhere() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            try await api.releasePolicy(tenant)
+            let session = try await api.session(tenant)
+            let reply = try await api.submit(tenant, session: session, user: "alice", password: "typed-once", persistence: "none")
+            #expect(reply.status == 200)
+            #expect(reply["stored"] as? Bool == false)
+            #expect(reply["credentialId"] is NSNull || reply["credentialId"] == nil)
+            #expect(reply.string("persistence") == "none")
+            let list = try await api.call(.get, "/v1/credentials", key: tenant.adminKey)
+            #expect((list["credentials"] as? [Any])?.isEmpty == true)
+            let next = try await api.decided(tenant, session: session)
+            #expect(next["credential"] is NSNull)
+        }
+    }
+
+    @Test func forSessionIsKeptByTheSessionAndUpdatedInPlace() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            try await api.answerEverything(tenant, "performDefaultHandling")
+            let session = try await api.session(tenant, clientId: "alice-phone")
+            let created = try await api.submit(tenant, session: session, user: "alice", password: "first", persistence: "forSession")
+            #expect(created.status == 201)
+            #expect(created["stored"] as? Bool == true)
+            #expect(created["created"] as? Bool == true)
+            let id = try #require(created.string("credentialId"))
+
+            let served = try await api.decided(tenant, session: session)
+            #expect(served.string("disposition") == "useCredential")
+            #expect(served.credentialUser == "alice")
+            #expect(served.credentialPassword == "first")
+            #expect(served.string("source") == "session")
+
+            let view = try await api.call(.get, "/v1/credentials/\(id)", key: tenant.adminKey)
+            #expect(view.string("owner") == "session")
+            #expect(view.string("ownerSessionId") == session)
+            #expect(view.string("ownerClientId") == "alice-phone")
+            #expect(!view.text.contains("first"))
+
+            let updated = try await api.submit(tenant, session: session, user: "alice", password: "second", persistence: "forSession")
+            #expect(updated.status == 200)
+            #expect(updated["created"] as? Bool == false)
+            #expect(updated.string("credentialId") == id)
+            #expect(try await api.decided(tenant, session: session, taskId: "task-2").credentialPassword == "second")
+
+            // Other sessions of the same client do not see it.
+            let other = try await api.session(tenant, clientId: "alice-phone")
+            #expect(try await api.decided(tenant, session: other).string("disposition") == "performDefaultHandling")
+        }
+    }
+
+    @Test func badSubmissionsAreRefused() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let session = try await api.session(tenant)
+            let trust = try await api.submit(tenant, session: session, space: Space.basic.with { $0.authenticationMethod = Method.serverTrust }, user: "a", password: "b", persistence: "forSession")
+            #expect(trust.status == 400)
+            #expect(try await api.submit(tenant, session: session, user: "", password: "b", persistence: "forSession").errorCode == "invalid_field")
+            #expect(try await api.submit(tenant, session: session, user: "a", password: String(repeating: "x", count: 4097), persistence: "forSession").errorCode == "invalid_field")
+            #expect(try await api.submit(tenant, session: session, user: "a", password: "b", persistence: "forever").errorCode == "invalid_enum_value")
+            #expect(try await api.submit(tenant, session: UUID().uuidString, user: "a", password: "b", persistence: "forSession").status == 404)
+            let admin = try await api.call(
+                .post, "/v1/sessions/\(session)/credentials", key: tenant.adminKey,
+                json: #"{"protectionSpace": {"host": "a", "port": 1, "authenticationMethod": "\#(Method.basic)"}, "user": "a", "password": "b", "persistence": "none"}"#
+            )
+            #expect(admin.status == 403)
+        }
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import Testing
+
+@Suite("Rejection counters")
+struct CounterTests {
+    @Test func countersListTheClientsThatReportedRejections() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let id = try await api.credential(tenant)
+            let otherID = try await api.credential(tenant, host: "files.example.com", account: "files")
+            try await api.releasePolicy(tenant, then: #""maxFailures": 10, "persistence": "none""#)
+            for (client, rejections) in [("alice", 2), ("bob", 1)] {
+                let session = try await api.session(tenant, clientId: client)
+                for index in 0..<rejections {
+                    let decision = try #require(try await api.decided(tenant, session: session, taskId: "t\(index)").string("decisionId"))
+                    try await api.outcome(tenant, decision: decision, "rejected", upstreamStatus: 401)
+                }
+            }
+            let files = try await api.session(tenant, clientId: "carol")
+            let filesDecision = try #require(try await api.decided(tenant, session: files, space: Space.basic.with { $0.host = "files.example.com" }).string("decisionId"))
+            try await api.outcome(tenant, decision: filesDecision, "rejected")
+
+            let all = try await api.counters(tenant)
+            #expect(all.count == 2)
+            let counter = try #require(try await api.counters(tenant, credential: id).first)
+            #expect(counter["credentialId"] as? String == id)
+            #expect(counter["account"] as? String == "svc")
+            #expect(counter["host"] as? String == "intranet.example.com")
+            #expect(counter["protectionSpace"] as? String == "origin|https|intranet.example.com|443|Intranet|\(Method.basic)")
+            #expect(counter["failures"] as? Int == 3)
+            #expect(counter["totalRejections"] as? Int == 3)
+            #expect(counter["blockedUntil"] is NSNull)
+            #expect(counter["blocks"] as? Int == 0)
+            let clients = try #require(counter["clients"] as? [[String: Any]])
+            let byClient = Dictionary(uniqueKeysWithValues: clients.map { ($0["clientId"] as! String, $0["rejections"] as! Int) })
+            #expect(byClient == ["alice": 2, "bob": 1])
+            #expect(try await api.counters(tenant, credential: otherID).first?["totalRejections"] as? Int == 1)
+
+            let counterID = try #require(counter["id"] as? String)
+            let one = try await api.call(.get, "/v1/counters/\(counterID)", key: tenant.adminKey)
+            #expect(one.int("totalRejections") == 3)
+            #expect(try await api.call(.get, "/v1/counters/\(UUID())", key: tenant.adminKey).status == 404)
+            #expect(try await api.call(.get, "/v1/counters?credentialId=nope", key: tenant.adminKey).errorCode == "invalid_query")
+            #expect(try await api.call(.get, "/v1/counters?blocked=perhaps", key: tenant.adminKey).errorCode == "invalid_query")
+            #expect(try await api.call(.get, "/v1/counters", key: tenant.clientKey).status == 403)
+        }
+    }
+
+    @Test func eachProtectionSpaceCountsApart() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            _ = try await api.credential(tenant)
+            try await api.releasePolicy(tenant, then: #""maxFailures": 10, "persistence": "none""#)
+            let session = try await api.session(tenant)
+            for realm in ["A", "B", "B"] {
+                let decision = try #require(try await api.decided(tenant, session: session, taskId: UUID().uuidString, space: Space.basic.with { $0.realm = realm }).string("decisionId"))
+                try await api.outcome(tenant, decision: decision, "rejected")
+            }
+            let counters = try await api.counters(tenant)
+            #expect(counters.map { $0["failures"] as? Int ?? -1 }.sorted() == [1, 2])
+        }
+    }
+
+    @Test func resetLiftsTheBlockAndKeepsTheTotal() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let id = try await api.credential(tenant)
+            try await api.releasePolicy(tenant, then: #""maxFailures": 2, "persistence": "none""#)
+            let session = try await api.session(tenant)
+            for task in ["a", "b"] {
+                let decision = try #require(try await api.decided(tenant, session: session, taskId: task).string("decisionId"))
+                try await api.outcome(tenant, decision: decision, "rejected")
+            }
+            #expect(try await api.decided(tenant, session: session)["credential"] is NSNull)
+            let blocked = try await api.call(.get, "/v1/counters?blocked=true", key: tenant.adminKey)
+            let counter = try #require((blocked["counters"] as? [[String: Any]])?.first)
+            #expect(counter["blockedUntil"] as? String != nil)
+            #expect(counter["blocks"] as? Int == 1)
+
+            let counterID = try #require(counter["id"] as? String)
+            let reset = try await api.call(.post, "/v1/counters/\(counterID)/reset", key: tenant.adminKey)
+            #expect(reset.status == 200)
+            #expect(reset.int("failures") == 0)
+            #expect(reset["blockedUntil"] is NSNull)
+            #expect(reset.int("totalRejections") == 2)
+            #expect(reset.int("blocks") == 1)
+            let noneBlocked = try await api.call(.get, "/v1/counters?blocked=true", key: tenant.adminKey)
+            #expect((noneBlocked["counters"] as? [Any])?.isEmpty == true)
+
+            let released = try await api.decided(tenant, session: session)
+            #expect(released.credentialPassword == "s3cret")
+            #expect(released.int("remainingAttempts") == 2)
+            let events = try await api.history(tenant, credential: id).compactMap { $0["event"] as? String }
+            #expect(events == ["created", "blocked", "counter_reset"])
+            #expect(try await api.call(.post, "/v1/counters/\(UUID())/reset", key: tenant.adminKey).status == 404)
+        }
+    }
+}

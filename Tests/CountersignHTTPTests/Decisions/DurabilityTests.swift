@@ -1,0 +1,121 @@
+import CountersignTestSupport
+import Foundation
+import Logging
+import Synchronization
+import Testing
+
+@Suite("Durable before answered")
+struct DurabilityTests {
+    @Test func noDatabaseMeans503AndNoSecret() async throws {
+        let cluster = try TestDatabase.privateCluster()
+        let url = try cluster.start()
+        defer { try? cluster.stop() }
+        var configuration = try await TestService.configuration(databaseURL: url)
+        // Keys stay verified while the database is away, so that the request reaches the decision.
+        configuration.apiKeyCacheTTL = .seconds(600)
+        try await TestService.run(configuration: configuration) { api in
+            let tenant = try await api.tenant()
+            _ = try await api.credential(tenant, password: "must-not-leak-while-down")
+            try await api.releasePolicy(tenant, then: #""persistence": "none""#)
+            let session = try await api.session(tenant)
+            // Everything the decision needs is now in the service's memory: only the record is missing.
+            #expect(try await api.decided(tenant, session: session).credentialPassword == "must-not-leak-while-down")
+
+            try cluster.stop()
+            for task in 0..<3 {
+                let reply = try await api.decide(tenant, session: session, ChallengeBody(taskId: "down-\(task)"))
+                #expect(reply.status == 503, "\(reply)")
+                #expect(["database_unavailable", "service_busy"].contains(reply.errorCode ?? ""), "\(reply)")
+                #expect(!reply.text.contains("must-not-leak-while-down"))
+            }
+
+            _ = try cluster.start()
+            var recovered: Reply?
+            for _ in 0..<50 {
+                let reply = try await api.decide(tenant, session: session, ChallengeBody(taskId: "up"))
+                if reply.status == 200 {
+                    recovered = reply
+                    break
+                }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(recovered?.credentialPassword == "must-not-leak-while-down")
+            // Only the answered decisions were recorded: the first and the one after recovery.
+            let page = try await api.call(.get, "/v1/decisions", key: tenant.adminKey)
+            #expect((page["decisions"] as? [[String: Any]])?.compactMap { $0["taskId"] as? String }.sorted() == ["task-1", "up"])
+        }
+    }
+}
+
+/// Keeps every log line, rendered with its metadata, in memory.
+final class RecordingLogHandler: LogHandler, Sendable {
+    private let lines: LogLines
+    private let state = Mutex<(level: Logger.Level, metadata: Logger.Metadata)>((Logger.Level.trace, [:]))
+
+    init(into lines: LogLines) {
+        self.lines = lines
+    }
+
+    var logLevel: Logger.Level {
+        get { state.withLock { $0.level } }
+        set { state.withLock { $0.level = newValue } }
+    }
+
+    var metadata: Logger.Metadata {
+        get { state.withLock { $0.metadata } }
+        set { state.withLock { $0.metadata = newValue } }
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { state.withLock { $0.metadata[key] } }
+        set { state.withLock { $0.metadata[key] = newValue } }
+    }
+
+    func log(event: LogEvent) {
+        let all = metadata.merging(event.metadata ?? [:]) { _, new in new }
+        let error = event.error.map { " error: \(String(reflecting: $0))" } ?? ""
+        lines.lines.withLock { $0.append("\(event.level) \(event.message) \(all)\(error) \(event.source) \(event.function)") }
+    }
+}
+
+/// The recorded lines, shared by the handler and the test.
+final class LogLines: Sendable {
+    let lines = Mutex<[String]>([])
+
+    var all: [String] { lines.withLock { $0 } }
+}
+
+@Suite("No secret in logs")
+struct SecretLoggingTests {
+    @Test func releasingAPasswordLogsNoTraceOfIt() async throws {
+        let box = LogLines()
+        let handler = RecordingLogHandler(into: box)
+        let logger = Logger(label: "countersign.test.recording", factory: { _ in handler })
+        var recording = logger
+        recording.logLevel = .trace
+        let adminPassword = "admin-secret-Vq3-in-logs?"
+        let typedPassword = "typed-secret-Lm8-in-logs?"
+        try await TestService.run(logger: recording) { api in
+            let tenant = try await api.tenant()
+            let id = try await api.credential(tenant, password: adminPassword)
+            try await api.releasePolicy(tenant, then: #""maxFailures": 1"#)
+            let session = try await api.session(tenant)
+            let released = try await api.decided(tenant, session: session)
+            #expect(released.credentialPassword == adminPassword)
+            _ = try await api.decided(tenant, session: session, taskId: "task-2")
+            #expect(try await api.submit(tenant, session: session, space: Space.basic.with { $0.realm = "Typed" }, user: "u", password: typedPassword, persistence: "forSession").status == 201)
+            #expect(try await api.decided(tenant, session: session, space: Space.basic.with { $0.realm = "Typed" }).credentialPassword == typedPassword)
+            try await api.outcome(tenant, decision: try #require(released.string("decisionId")), "rejected", upstreamStatus: 401)
+            #expect(try await api.call(.patch, "/v1/credentials/\(id)", key: tenant.adminKey, json: ["password": adminPassword + "2"]).status == 200)
+            // Refusals too: a bad body that carries a password.
+            _ = try await api.call(.post, "/v1/credentials", key: tenant.adminKey, json: #"{"host": "*", "account": "a", "password": "\#(adminPassword)"}"#)
+            _ = try await api.call(.post, "/v1/credentials", key: tenant.adminKey, json: #"{"host": "a.example.com", "account": "a", "password": "\#(adminPassword)", "oops": 1}"#)
+        }
+        let lines = box.all
+        #expect(lines.count > 10, "the service logged too little for this test to mean anything")
+        for line in lines {
+            #expect(!line.contains("admin-secret-Vq3"), "\(line)")
+            #expect(!line.contains("typed-secret-Lm8"), "\(line)")
+        }
+    }
+}

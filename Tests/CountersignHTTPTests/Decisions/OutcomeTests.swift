@@ -1,0 +1,239 @@
+import Foundation
+import Testing
+
+@Suite("Outcomes")
+struct OutcomeTests {
+    static func counter(_ reply: Reply) -> [String: Any]? { reply["counter"] as? [String: Any] }
+
+    @Test func theSameReportTwiceCountsOnceAndAConflictingOneIs409() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            _ = try await api.credential(tenant)
+            try await api.releasePolicy(tenant, then: #""maxFailures": 5"#)
+            let session = try await api.session(tenant)
+            let decision = try #require(try await api.decided(tenant, session: session).string("decisionId"))
+
+            let first = try await api.outcome(tenant, decision: decision, "rejected", upstreamStatus: 401)
+            #expect(first.status == 200)
+            #expect(first["counted"] as? Bool == true)
+            #expect(Self.counter(first)?["failures"] as? Int == 1)
+            #expect(Self.counter(first)?["remainingAttempts"] as? Int == 4)
+            let record = try #require(first["decision"] as? [String: Any])
+            #expect(record["outcome"] as? String == "rejected")
+            #expect(record["outcomeStatus"] as? Int == 401)
+            #expect(record["outcomeSource"] as? String == "report")
+            #expect(record["countedRejection"] as? Bool == true)
+
+            let again = try await api.outcome(tenant, decision: decision, "rejected", upstreamStatus: 401)
+            #expect(again.status == 200)
+            #expect(again["counted"] as? Bool == false)
+            for other in ["accepted", "cancelled"] {
+                let conflict = try await api.outcome(tenant, decision: decision, other)
+                #expect(conflict.status == 409)
+                #expect(conflict.errorCode == "outcome_conflict")
+            }
+            let counters = try await api.counters(tenant)
+            #expect(counters.count == 1)
+            #expect(counters.first?["failures"] as? Int == 1)
+            #expect(counters.first?["totalRejections"] as? Int == 1)
+        }
+    }
+
+    @Test func concurrentRepeatsOfOneReportCountOnce() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            _ = try await api.credential(tenant)
+            try await api.releasePolicy(tenant, then: #""maxFailures": 50"#)
+            let session = try await api.session(tenant)
+            let decision = try #require(try await api.decided(tenant, session: session).string("decisionId"))
+            let counted = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for _ in 0..<20 {
+                    group.addTask { try await api.outcome(tenant, decision: decision, "rejected")["counted"] as? Bool ?? false }
+                }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(counted == 1)
+            #expect(try await api.counters(tenant).first?["totalRejections"] as? Int == 1)
+        }
+    }
+
+    @Test func aRetryNamingTheReleasedUserIsTheRejectionCountedOnce() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            _ = try await api.credential(tenant)
+            try await api.releasePolicy(tenant, then: #""maxFailures": 5, "persistence": "none""#)
+            let session = try await api.session(tenant)
+            let first = try #require(try await api.decided(tenant, session: session).string("decisionId"))
+
+            let retry = try await api.decide(
+                tenant, session: session,
+                ChallengeBody(proposedCredential: .init(user: "svc", hasPassword: true), previousFailureCount: 1, failureResponse: .init(status: 401))
+            )
+            #expect(retry.status == 200)
+            #expect(retry.string("countedRejection") == first)
+            #expect(retry.int("remainingAttempts") == 4)
+            let record = try await api.decisionRecord(tenant, first)
+            #expect(record.string("outcome") == "rejected")
+            #expect(record.string("outcomeSource") == "retry")
+            #expect(record.int("outcomeStatus") == 401)
+
+            // The client also reports it: counted already, not again.
+            let explicit = try await api.outcome(tenant, decision: first, "rejected", upstreamStatus: 401)
+            #expect(explicit.status == 200)
+            #expect(explicit["counted"] as? Bool == false)
+            #expect(try await api.counters(tenant).first?["totalRejections"] as? Int == 1)
+
+            // The retry's own release is the next one a retry rejects.
+            let second = try #require(retry.string("decisionId"))
+            let retryAgain = try await api.decide(
+                tenant, session: session, ChallengeBody(proposedCredential: .init(user: "svc", hasPassword: true), previousFailureCount: 2)
+            )
+            #expect(retryAgain.string("countedRejection") == second)
+            #expect(try await api.counters(tenant).first?["totalRejections"] as? Int == 2)
+        }
+    }
+
+    @Test func anExplicitReportFirstMakesTheRetryCountNothing() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            _ = try await api.credential(tenant)
+            try await api.releasePolicy(tenant, then: #""maxFailures": 5, "persistence": "none""#)
+            let session = try await api.session(tenant)
+            let first = try #require(try await api.decided(tenant, session: session).string("decisionId"))
+            #expect(try await api.outcome(tenant, decision: first, "rejected", upstreamStatus: 401)["counted"] as? Bool == true)
+            let retry = try await api.decide(
+                tenant, session: session, ChallengeBody(proposedCredential: .init(user: "svc", hasPassword: true), previousFailureCount: 1)
+            )
+            #expect(retry["countedRejection"] is NSNull)
+            #expect(retry.int("remainingAttempts") == 4)
+            #expect(try await api.counters(tenant).first?["totalRejections"] as? Int == 1)
+        }
+    }
+
+    @Test func retriesThatDoNotNameTheReleaseCountNothing() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            _ = try await api.credential(tenant)
+            try await api.releasePolicy(tenant, then: #""maxFailures": 5, "persistence": "none""#)
+            let session = try await api.session(tenant)
+            _ = try await api.decided(tenant, session: session)
+            let bodies = [
+                ChallengeBody(proposedCredential: .init(user: "someone-else"), previousFailureCount: 1),
+                ChallengeBody(taskId: "another-task", proposedCredential: .init(user: "svc"), previousFailureCount: 1),
+                ChallengeBody(proposedCredential: .init(user: "svc"), previousFailureCount: 0),
+                ChallengeBody(previousFailureCount: 1),
+                ChallengeBody(protectionSpace: Space.basic.with { $0.realm = "Other" }, proposedCredential: .init(user: "svc"), previousFailureCount: 1),
+            ]
+            for body in bodies {
+                let reply = try await api.decide(tenant, session: session, body)
+                #expect(reply.status == 200)
+                #expect(reply["countedRejection"] is NSNull, "\(body)")
+            }
+            #expect(try await api.counters(tenant).isEmpty)
+        }
+    }
+
+    @Test func theCredentialBlocksAtMaxFailures() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let credentialID = try await api.credential(tenant)
+            try await api.releasePolicy(tenant, then: #""maxFailures": 2, "persistence": "none", "blockedDisposition": "rejectProtectionSpace""#)
+            let session = try await api.session(tenant)
+            let first = try await api.decided(tenant, session: session)
+            #expect(first.int("remainingAttempts") == 2)
+            let one = try await api.outcome(tenant, decision: try #require(first.string("decisionId")), "rejected", upstreamStatus: 401)
+            #expect(Self.counter(one)?["blockedUntil"] is NSNull)
+            let second = try await api.decided(tenant, session: session, taskId: "task-2")
+            #expect(second.int("remainingAttempts") == 1)
+            let two = try await api.outcome(tenant, decision: try #require(second.string("decisionId")), "rejected", upstreamStatus: 401)
+            #expect(Self.counter(two)?["failures"] as? Int == 2)
+            #expect(Self.counter(two)?["remainingAttempts"] as? Int == 0)
+            #expect(Self.counter(two)?["blockedUntil"] as? String != nil)
+
+            let blocked = try await api.decided(tenant, session: session, taskId: "task-3")
+            #expect(blocked.string("disposition") == "rejectProtectionSpace")
+            #expect(blocked["credential"] is NSNull)
+            #expect(blocked.int("remainingAttempts") == 0)
+            #expect(blocked.string("blockedUntil") == Self.counter(two)?["blockedUntil"] as? String)
+            #expect(!blocked.text.contains("s3cret"))
+            // Every session, every client.
+            let other = try await api.session(tenant, clientId: "device-2")
+            #expect(try await api.decided(tenant, session: other).string("disposition") == "rejectProtectionSpace")
+
+            let events = try await api.history(tenant, credential: credentialID).compactMap { $0["event"] as? String }
+            #expect(events.filter { $0 == "blocked" }.count == 1)
+        }
+    }
+
+    @Test func blocksGrowPerRepeatedBlock() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            _ = try await api.credential(tenant)
+            try await api.releasePolicy(tenant, then: #""maxFailures": 1, "persistence": "none", "blockSeconds": 1, "blockIncrementSeconds": 100, "maxBlockSeconds": 150"#)
+            let session = try await api.session(tenant)
+            let first = try #require(try await api.decided(tenant, session: session).string("decisionId"))
+            try await api.outcome(tenant, decision: first, "rejected")
+            #expect(try await api.decided(tenant, session: session).string("disposition") == "cancelAuthenticationChallenge")
+            try await Task.sleep(for: .milliseconds(1200))
+            let released = try await api.decided(tenant, session: session)
+            #expect(released.string("disposition") == "useCredential")
+            let second = try await api.outcome(tenant, decision: try #require(released.string("decisionId")), "rejected")
+            let until = try SessionTests.date(Self.counter(second)?["blockedUntil"])
+            let counter = try #require(try await api.counters(tenant).first)
+            #expect(counter["blocks"] as? Int == 2)
+            let blockedAt = try SessionTests.date(counter["lastBlockedAt"])
+            // 1 s + 100 s for the one earlier block.
+            #expect(abs(until.timeIntervalSince(blockedAt) - 101) < 1)
+        }
+    }
+
+    @Test func anAcceptedOutcomeResetsTheCount() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            _ = try await api.credential(tenant)
+            try await api.releasePolicy(tenant, then: #""maxFailures": 3, "persistence": "none""#)
+            let session = try await api.session(tenant)
+            let a = try #require(try await api.decided(tenant, session: session, taskId: "a").string("decisionId"))
+            let b = try #require(try await api.decided(tenant, session: session, taskId: "b").string("decisionId"))
+            let c = try #require(try await api.decided(tenant, session: session, taskId: "c").string("decisionId"))
+            try await api.outcome(tenant, decision: a, "rejected")
+            try await api.outcome(tenant, decision: b, "rejected")
+            #expect(try await api.decided(tenant, session: session).int("remainingAttempts") == 1)
+            let accepted = try await api.outcome(tenant, decision: c, "accepted", upstreamStatus: 200)
+            #expect(accepted["counted"] as? Bool == false)
+            let counter = try #require(try await api.counters(tenant).first)
+            #expect(counter["failures"] as? Int == 0)
+            #expect(counter["totalRejections"] as? Int == 2)
+            #expect(try await api.decided(tenant, session: session).int("remainingAttempts") == 3)
+        }
+    }
+
+    @Test func outcomesWithoutACredentialCountNothing() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let session = try await api.session(tenant)
+            let decision = try #require(try await api.decided(tenant, session: session).string("decisionId"))
+            let reply = try await api.outcome(tenant, decision: decision, "rejected", upstreamStatus: 401)
+            #expect(reply.status == 200)
+            #expect(reply["counted"] as? Bool == false)
+            #expect(reply["counter"] == nil || reply["counter"] is NSNull)
+            #expect(try await api.counters(tenant).isEmpty)
+        }
+    }
+
+    @Test func badReportsAreRefused() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let session = try await api.session(tenant)
+            let decision = try #require(try await api.decided(tenant, session: session).string("decisionId"))
+            #expect(try await api.outcome(tenant, decision: UUID().uuidString, "accepted").status == 404)
+            #expect(try await api.outcome(tenant, decision: decision, "maybe").errorCode == "invalid_enum_value")
+            #expect(try await api.outcome(tenant, decision: decision, "rejected", upstreamStatus: 99).errorCode == "invalid_field")
+            let unknown = try await api.call(.post, "/v1/decisions/\(decision)/outcome", key: tenant.clientKey, json: #"{"outcome": "accepted", "why": 1}"#)
+            #expect(unknown.errorCode == "unknown_field")
+            let admin = try await api.call(.post, "/v1/decisions/\(decision)/outcome", key: tenant.adminKey, json: ["outcome": "accepted"])
+            #expect(admin.status == 403)
+            #expect(try await api.decisionRecord(tenant, decision)["outcome"] is NSNull)
+        }
+    }
+}

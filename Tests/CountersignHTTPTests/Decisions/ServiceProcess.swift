@@ -1,0 +1,135 @@
+import CountersignCrypto
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A real `countersign serve` process, as an operator runs it, for tests that need several
+/// instances on one database. `stop()` sends SIGTERM (then SIGKILL if it lingers).
+///
+/// `@unchecked Sendable`: `Process` is not marked Sendable, but it is only configured in
+/// `init`; afterwards this class only reads its state and signals it, which `Process` and the
+/// kernel make safe from any thread.
+final class ServiceProcess: @unchecked Sendable {
+    let port: Int
+    let logFile: URL
+    private let process: Process
+
+    /// The executable `swift build` leaves beside the test bundle.
+    static var executable: String { TestService.packageRoot + "/.build/debug/countersign" }
+
+    /// Files every instance of one test shares: the operator key and the master key.
+    struct Keys {
+        let directory: URL
+        let operatorKeyFile: String
+        let masterKeyFile: String
+
+        init() throws {
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            operatorKeyFile = directory.appendingPathComponent("operator.key").path
+            masterKeyFile = directory.appendingPathComponent("master.key").path
+            try TestService.operatorKey.write(toFile: operatorKeyFile, atomically: true, encoding: .utf8)
+            let hex = try SecureRandom.bytes(32).map { String(format: "%02x", $0) }.joined()
+            try hex.write(toFile: masterKeyFile, atomically: true, encoding: .utf8)
+        }
+
+        func remove() {
+            try? FileManager.default.removeItem(at: directory)
+        }
+    }
+
+    init(databaseURL: String, keys: Keys) throws {
+        port = try Self.freePort()
+        logFile = keys.directory.appendingPathComponent("instance-\(port).log")
+        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        let log = try FileHandle(forWritingTo: logFile)
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.executable)
+        process.arguments = [
+            "serve", "--database-url", databaseURL, "--port", String(port), "--operator-key-file", keys.operatorKeyFile,
+            "--master-key-file", keys.masterKeyFile, "--log-level", "error", "--migrations-dir", TestService.migrationsDirectory,
+            "--api-key-cache-seconds", "0",
+        ]
+        process.standardOutput = log
+        process.standardError = log
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// Waits until `/readyz` answers 200.
+    func waitUntilReady(timeout: Duration = .seconds(30)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            guard process.isRunning else { break }
+            if let status = try? await TestClient.withClient(host: "127.0.0.1", port: port, operation: { try await $0.get("/readyz").status }), status == .ok {
+                return
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let log = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
+        throw ServiceProcessError(description: "instance on port \(port) never became ready: \(log)")
+    }
+
+    /// An API client of this instance on one connection of its own; close it with `shutdown`.
+    func client() -> TestClient {
+        let client = TestClient(host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(60)))
+        client.connect()
+        return client
+    }
+
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        for _ in 0..<100 where process.isRunning { usleep(100_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    var isRunning: Bool { process.isRunning }
+
+    /// A port nobody listens on now.
+    static func freePort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw ServiceProcessError(description: "socket() failed") }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
+        }
+        guard bound == 0 else { throw ServiceProcessError(description: "bind() failed") }
+        let named = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        guard named == 0 else { throw ServiceProcessError(description: "getsockname() failed") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+/// Why an instance could not be run.
+struct ServiceProcessError: Error, CustomStringConvertible {
+    let description: String
+}
+
+extension TestAPI {
+    /// A test API speaking to a live instance over `client`.
+    init(_ client: TestClient) {
+        self.init { uri, method, headers, body in
+            var headers = headers
+            headers[.connection] = "keep-alive"
+            let response = try await client.execute(TestClient.Request(uri, method: method, authority: "localhost", headers: headers, body: body))
+            return (Int(response.status.code), response.headers, Data((response.body ?? ByteBuffer()).readableBytesView))
+        }
+    }
+}
