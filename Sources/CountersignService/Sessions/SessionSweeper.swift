@@ -18,9 +18,11 @@ public struct SessionSweeper: Service {
     public func run() async throws {
         do {
             try await cancelWhenGracefulShutdown {
+                // Waits first: at start the migrations that create the sessions table may
+                // still be running.
                 while !Task.isCancelled {
-                    await sweep()
                     try await Task.sleep(for: interval)
+                    await sweep()
                 }
             }
         } catch is CancellationError {

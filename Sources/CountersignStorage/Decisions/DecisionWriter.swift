@@ -12,9 +12,12 @@ import Synchronization
 /// decisions, and with no load a batch of one goes out at once.
 ///
 /// Each decision commits only if the state it was decided from is still current: the
-/// transaction holds the tenant and session rows `FOR SHARE`, which every change to that state
-/// (policy, credentials, blocks, session memory, invalidation) updates, and compares their
-/// state versions with the decision's. A decision that lost that race comes back `.stale`.
+/// transaction locks the tenant rows `FOR SHARE` and the session rows `FOR NO KEY UPDATE`,
+/// which every change to that state (policy, credentials, blocks, session memory,
+/// invalidation) updates, and compares their state versions with the decision's. A decision
+/// that lost that race comes back `.stale`. Sessions are locked for update, not shared,
+/// because a batch may bump a session's version itself (its memory changed): two batches
+/// holding the same session `FOR SHARE` and both upgrading to update would deadlock.
 public final class DecisionWriter: Sendable {
     private struct Pending {
         var record: DecisionRecord
@@ -82,7 +85,7 @@ public final class DecisionWriter: Sendable {
             let sessionVersions = try Self.versions(
                 """
                 SELECT id, state_version, invalidated_at IS NULL AND expires_at > now() AS active
-                FROM sessions WHERE id = ANY($1::uuid[]) ORDER BY id FOR SHARE
+                FROM sessions WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE
                 """,
                 ids: Set(records.map(\.sessionID)),
                 on: connection
