@@ -31,13 +31,16 @@ public struct PolicyStore: Sendable {
     public func replace(tenantID: UUID, expectedVersion: Int, with policy: Policy, actor: String) async throws -> Versioned {
         let document = String(decoding: try JSONEncoder().encode(policy), as: UTF8.self)
         return try await pool.withTransaction { connection in
+            // The credentials a rule may name stay until this commits: a concurrent delete
+            // (which checks the policy it can see) waits, then sees this policy. Taken before
+            // the tenant row, in the order credential changes take them.
+            let existing = try Self.referenceableIDs(tenantID: tenantID, on: connection)
             // Serializes edits of one tenant's policy, the first one included.
             try connection.execute("SELECT 1 FROM tenants WHERE id = $1 FOR UPDATE", [.uuid(tenantID)])
             let current = try Self.current(tenantID: tenantID, lock: false, on: connection)?.version ?? 0
             guard current == expectedVersion else {
                 throw CountersignError(.policyVersionConflict, "the policy is at version \(current), not \(expectedVersion); fetch it and apply your change again")
             }
-            let existing = try Self.referenceableIDs(tenantID: tenantID, on: connection)
             try policy.validate { existing.contains($0) }
             let version = current + 1
             try connection.execute(
@@ -90,7 +93,7 @@ public struct PolicyStore: Sendable {
 
     /// What a rule may name: the tenant's own credentials (not those of one client or session).
     static func referenceableIDs(tenantID: UUID, on connection: PostgresConnection) throws -> Set<CredentialReference> {
-        let rows = try connection.query("SELECT id FROM credentials WHERE tenant_id = $1 AND owner = 'tenant'", [.uuid(tenantID)])
+        let rows = try connection.query("SELECT id FROM credentials WHERE tenant_id = $1 AND owner = 'tenant' FOR KEY SHARE", [.uuid(tenantID)])
         return Set(try rows.rows.map { .credential(try $0.decode("id", as: UUID.self).uuidString.lowercased()) })
     }
 }

@@ -1,0 +1,135 @@
+import CountersignCore
+import CountersignCrypto
+import CountersignPostgres
+import CountersignStorage
+import Foundation
+import Testing
+
+@Suite("Decision storage")
+struct DecisionStorageTests {
+    @Test func concurrentRejectionsCountExactlyAndBlockOnce() async throws {
+        try await StorageFixture.run(poolSize: 8) { fixture in
+            let credential = try await fixture.credential()
+            let writer = DecisionWriter(pool: fixture.pool, logger: StorageFixture.logger)
+            let decisionsStore = fixture.decisions
+            let tenantID = fixture.tenantID
+            var records: [DecisionRecord] = []
+            for client in 0..<10 {
+                let session = try await fixture.session(clientID: "client-\(client)")
+                for _ in 0..<10 { records.append(try await fixture.releaseRecord(credential, session: session, maxFailures: 30)) }
+            }
+            // Group commit: all at once.
+            let commits = try await withThrowingTaskGroup(of: DecisionCommit.self) { group in
+                for record in records { group.addTask { try await writer.record(record) } }
+                return try await group.reduce(into: [DecisionCommit]()) { $0.append($1) }
+            }
+            #expect(commits.allSatisfy { $0 == .recorded(failures: 0) })
+
+            let results = try await withThrowingTaskGroup(of: DecisionStore.OutcomeResult?.self) { group in
+                for record in records {
+                    group.addTask {
+                        try await decisionsStore.reportOutcome(tenantID: tenantID, decisionID: record.id, outcome: .rejected, upstreamStatus: 401, source: "report")
+                    }
+                }
+                return try await group.reduce(into: [DecisionStore.OutcomeResult]()) { if let result = $1 { $0.append(result) } }
+            }
+            #expect(results.count == 100)
+            #expect(results.allSatisfy { $0.counted })
+            #expect(Set(results.compactMap { $0.counter?.failures }) == Set(1...100))
+            // The reports after the 30th see the block; the 30th set it; none before.
+            #expect(results.filter { ($0.counter?.failures ?? 0) < 30 }.allSatisfy { $0.counter?.blockedUntil == nil })
+            #expect(results.filter { ($0.counter?.failures ?? 0) >= 30 }.allSatisfy { $0.counter?.blockedUntil != nil })
+
+            let counters = try await CounterStore(pool: fixture.pool).list(tenantID: tenantID)
+            #expect(counters.count == 1)
+            #expect(counters.first?.totalRejections == 100)
+            #expect(counters.first?.blocks == 1)
+            #expect(counters.first?.clients.count == 10)
+            let history = try #require(try await fixture.credentials.history(tenantID: tenantID, id: credential.id))
+            let blocked = history.filter { $0.event == "blocked" }
+            #expect(blocked.count == 1)
+            #expect(blocked.first?.details["failures"] == "30")
+            #expect(try await fixture.state.tenantState(tenantID)?.blockedUntil[credential.id] != nil)
+        }
+    }
+
+    @Test func aDecisionMadeFromOldStateIsStale() async throws {
+        try await StorageFixture.run { fixture in
+            let credential = try await fixture.credential()
+            let writer = DecisionWriter(pool: fixture.pool, logger: StorageFixture.logger)
+            let session = try await fixture.session()
+            let record = try await fixture.releaseRecord(credential, session: session, maxFailures: 3)
+            // The credential changes (the tenant's state version moves on).
+            _ = try await fixture.credential(password: "rotated")
+            #expect(try await writer.record(record) == .stale)
+
+            let fresh = try await fixture.releaseRecord(credential, session: session, maxFailures: 3)
+            _ = try await fixture.sessions.invalidate(tenantID: fixture.tenantID, id: session.id, mode: .finishTasks)
+            #expect(try await writer.record(fresh) == .stale)
+            #expect(try await fixture.decisions.get(tenantID: fixture.tenantID, id: fresh.id) == nil)
+        }
+    }
+
+    @Test func concurrentSweepersExpireEachSessionOnce() async throws {
+        try await StorageFixture.run { fixture in
+            for _ in 0..<30 { _ = try await fixture.session(ttlSeconds: 1) }
+            let live = try await fixture.session(ttlSeconds: 3600)
+            try await Task.sleep(for: .milliseconds(1100))
+            let sessions = fixture.sessions
+            let expired = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<4 { group.addTask { try await sessions.expireDue(limit: 7) + sessions.expireDue(limit: 7) + sessions.expireDue(limit: 7) } }
+                return try await group.reduce(0, +)
+            }
+            #expect(expired + (try await sessions.expireDue()) == 30)
+            #expect(try await sessions.get(tenantID: fixture.tenantID, id: live.id)?.invalidatedAt == nil)
+        }
+    }
+}
+
+@Suite("Secrets vault")
+struct SecretVaultTests {
+    @Test func oneDataKeyPerTenantEvenWhenInstancesRace() async throws {
+        try await StorageFixture.run { fixture in
+            let vaults = (0..<6).map { _ in SecretVault(masterKey: fixture.masterKey, pool: fixture.pool) }
+            let sealed = try await withThrowingTaskGroup(of: [UInt8].self) { group in
+                for vault in vaults {
+                    group.addTask { try await vault.key(for: fixture.tenantID).seal(Array("same".utf8), rowID: fixture.tenantID) }
+                }
+                return try await group.reduce(into: [[UInt8]]()) { $0.append($1) }
+            }
+            // Every instance opens what every other sealed: they share one key.
+            for vault in vaults {
+                let key = try await vault.key(for: fixture.tenantID)
+                for bytes in sealed { #expect(try key.open(bytes, rowID: fixture.tenantID) == Array("same".utf8)) }
+            }
+            let count = try await fixture.pool.withConnection { try $0.query("SELECT count(*)::int8 AS n FROM tenant_data_keys").rows[0].decode("n", as: Int.self) }
+            #expect(count == 1)
+        }
+    }
+
+    @Test func aSealBindsRowAndTenant() async throws {
+        try await StorageFixture.run { fixture in
+            let key = try await fixture.vault.key(for: fixture.tenantID)
+            let row = UUID()
+            let sealed = try key.seal(Array("pw".utf8), rowID: row)
+            #expect(try key.open(sealed, rowID: row) == Array("pw".utf8))
+            #expect(throws: CountersignError(.secretUnreadable, "")) { try key.open(sealed, rowID: UUID()) }
+            let other = try await TenantStore(pool: fixture.pool).create(name: "other")
+            let otherKey = try await fixture.vault.key(for: other.id)
+            #expect(throws: CountersignError(.secretUnreadable, "")) { try otherKey.open(sealed, rowID: row) }
+            var tampered = sealed
+            tampered[tampered.count / 2] ^= 1
+            #expect(throws: CountersignError(.secretUnreadable, "")) { try key.open(tampered, rowID: row) }
+        }
+    }
+
+    @Test func anotherMasterKeyOpensNothing() async throws {
+        try await StorageFixture.run { fixture in
+            _ = try await fixture.vault.key(for: fixture.tenantID)
+            let stranger = SecretVault(masterKey: try SymmetricKey.random(), pool: fixture.pool)
+            await #expect(throws: CountersignError(.secretUnreadable, "")) { try await stranger.key(for: fixture.tenantID) }
+            let keyless = SecretVault(masterKey: nil, pool: fixture.pool)
+            await #expect(throws: CountersignError(.masterKeyUnavailable, "")) { try await keyless.key(for: fixture.tenantID) }
+        }
+    }
+}
