@@ -4,15 +4,25 @@ public import Foundation
 /// records the plan (or refuses to answer when it cannot be recorded).
 ///
 /// Lookup order for a challenge:
-/// 1. the session's memory for the protection space (a credential released `forSession`, or a
-///    session-wide answer), served without evaluating the policy;
+/// 0. a method Countersign does not know: `performDefaultHandling`, never an error
+///    (`NSURLAuthenticationMethodDefault` over http(s) is HTTPBasic);
+/// 1. the session's memory for the protection space, served without evaluating the policy:
+///    a credential released with any persistence but `none` (`forSession`, `permanent`,
+///    `synchronizable`), a credential the client submitted `forSession`, or the answer to a
+///    session-wide challenge (ServerTrust, ClientCertificate, NTLM, Negotiate). It holds until
+///    the session ends or the credential is rejected (or deleted); while the remembered
+///    credential is blocked, the blocked disposition of the rule that released it answers;
 /// 2. the first policy rule that matches; no rule: `performDefaultHandling`;
 /// 3. for `useCredential`, the credential the rule names by id, else the fitting credentials
-///    (of the rule's account, if it names one) in owner order: this session's, this client's
-///    (`permanent`), the tenant's submitted by clients (`synchronizable`), the tenant's
-///    provisioned by admins; among one owner the most specific, then the most recently
-///    updated. Blocked credentials are skipped; if all that fit are blocked, the rule's
-///    blocked disposition answers.
+///    (of the rule's account, if it names one) in owner order: this session's (submitted
+///    `forSession`), this client's (submitted `permanent`), the tenant's submitted by clients
+///    (`synchronizable`), the tenant's provisioned by admins; among one owner the most
+///    specific, then the most recently updated. Blocked credentials are skipped; if all that
+///    fit are blocked, the rule's blocked disposition answers; if none fits, its failure
+///    disposition.
+/// `persistence: none` releases are remembered nowhere. Client-submitted `permanent` and
+/// `synchronizable` credentials are served through step 3, so only where a rule answers
+/// `useCredential`.
 public enum DecisionEngine {
     public static func decide(_ inputs: DecisionInputs) -> DecisionPlan {
         let space = inputs.challenge.protectionSpace.normalized

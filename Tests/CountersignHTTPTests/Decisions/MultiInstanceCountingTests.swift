@@ -110,6 +110,19 @@ struct MultiInstanceCountingTests {
             #expect(patched.status == 200)
         }
         try await Self.expectEveryInstanceAnswers(instances, tenant: tenant, password: "fleet-secret-2")
+
+        // 7. A session the second instance has cached, invalidated through the first: refused there.
+        let shared = try await setup.session(tenant, clientId: "shared")
+        try await Self.withAPI(second) { api in
+            let released = try await api.decided(tenant, session: shared)
+            #expect(released.credentialPassword == "fleet-secret-2")
+        }
+        #expect(try await setup.invalidate(tenant, session: shared, mode: "finishTasks").status == 200)
+        try await Self.withAPI(second) { api in
+            let refused = try await api.decide(tenant, session: shared, ChallengeBody(taskId: "after"))
+            #expect(refused.status == 409)
+            #expect(refused.errorCode == "session_invalidated")
+        }
         #expect(first.isRunning && second.isRunning)
     }
 
