@@ -70,6 +70,27 @@ struct DecisionStorageTests {
         }
     }
 
+    @Test func aDecisionThatAskedThePolicyIsStaleOnceTheSessionRememberedItsSpace() async throws {
+        try await StorageFixture.run { fixture in
+            let credential = try await fixture.credential()
+            let writer = DecisionWriter(pool: fixture.pool, logger: StorageFixture.logger)
+            let session = try await fixture.session()
+            var other = StorageFixture.space
+            other.realm = "Other"
+            let first = try await fixture.releaseRecord(credential, session: session, maxFailures: 3, remember: true)
+            let sameSpace = try await fixture.releaseRecord(credential, session: session, maxFailures: 3, remember: true)
+            let otherSpace = try await fixture.releaseRecord(credential, session: session, maxFailures: 3, space: other, remember: true)
+            #expect(try await writer.record(first) == .recorded(failures: 0))
+            // Made before the memory existed: it must be decided again, from the memory.
+            #expect(try await writer.record(sameSpace) == .stale)
+            // Another space of the session is not disturbed by it.
+            #expect(try await writer.record(otherSpace) == .recorded(failures: 0))
+            let memory = try #require(try await fixture.state.sessionState(tenantID: fixture.tenantID, sessionID: session.id)).memory
+            #expect(Set(memory.keys) == [StorageFixture.space.key, other.key])
+            #expect(memory[StorageFixture.space.key]?.credentialID == credential.id)
+        }
+    }
+
     @Test func concurrentSweepersExpireEachSessionOnce() async throws {
         try await StorageFixture.run { fixture in
             for _ in 0..<30 { _ = try await fixture.session(ttlSeconds: 1) }

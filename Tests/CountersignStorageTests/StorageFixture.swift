@@ -60,17 +60,25 @@ struct StorageFixture {
     static let space = ProtectionSpace(host: "intranet.example.com", port: 443, protocolName: "https", realm: "Intranet", authenticationMethod: .httpBasic)
 
     /// A decision releasing `credential` in `session`, made against the current state.
-    func releaseRecord(_ credential: Credential, session: Session, maxFailures: Int, blockSeconds: Int = 300) async throws -> DecisionRecord {
+    func releaseRecord(
+        _ credential: Credential,
+        session: Session,
+        maxFailures: Int,
+        blockSeconds: Int = 300,
+        space: ProtectionSpace = StorageFixture.space,
+        remember: Bool = false
+    ) async throws -> DecisionRecord {
         guard let tenant = try await state.tenantState(tenantID), let sessionState = try await state.sessionState(tenantID: tenantID, sessionID: session.id) else {
             throw CountersignError(.notFound, "no state")
         }
         let plan = DecisionPlan(
-            disposition: .useCredential, credential: credential, persistence: .none, scope: .task, source: .policy, reason: "test",
-            maxFailures: maxFailures, blockSchedule: BlockSchedule(seconds: blockSeconds, incrementSeconds: 0, maximumSeconds: 86_400)
+            disposition: .useCredential, credential: credential, persistence: remember ? .forSession : .none, scope: .task, source: .policy,
+            reason: "test", maxFailures: maxFailures, blockSchedule: BlockSchedule(seconds: blockSeconds, incrementSeconds: 0, maximumSeconds: 86_400),
+            rememberInSession: remember
         )
         return DecisionRecord(
             tenantID: tenantID, sessionID: session.id, clientID: session.clientId, keyID: UUID(), taskID: UUID().uuidString,
-            space: Self.space, previousFailureCount: 0, plan: plan, releasedUser: credential.attributes.account,
+            space: space, previousFailureCount: 0, plan: plan, releasedUser: credential.attributes.account,
             tenantStateVersion: tenant.version, sessionStateVersion: sessionState.version
         )
     }

@@ -15,9 +15,12 @@ import Synchronization
 /// transaction locks the tenant rows `FOR SHARE` and the session rows `FOR NO KEY UPDATE`,
 /// which every change to that state (policy, credentials, blocks, session memory,
 /// invalidation) updates, and compares their state versions with the decision's. A decision
-/// that lost that race comes back `.stale`. Sessions are locked for update, not shared,
-/// because a batch may bump a session's version itself (its memory changed): two batches
-/// holding the same session `FOR SHARE` and both upgrading to update would deadlock.
+/// that lost that race comes back `.stale`. Remembering an answer in a session's memory does
+/// not bump the session's version (see `write`): a decision that asked the policy is stale
+/// when the session meanwhile remembered an answer for its protection space. Sessions are
+/// locked for update, not shared, so that the batches touching one session take turns: the
+/// memory check and insert must not interleave, and two batches holding a row `FOR SHARE`
+/// and both upgrading to update would deadlock.
 public final class DecisionWriter: Sendable {
     private struct Pending {
         var record: DecisionRecord
@@ -95,8 +98,31 @@ public final class DecisionWriter: Sendable {
                 ids: Set(records.map(\.tenantID)),
                 on: connection
             )
-            let current = records.map { record in
+            var current = records.map { record in
                 tenantVersions[record.tenantID] == record.tenantStateVersion && sessionVersions[record.sessionID] == record.sessionStateVersion
+            }
+            // The session's memory grows without bumping its version (so that one task's answer
+            // does not make every other task's decision stale); instead a decision that asked
+            // the policy is stale if the session has meanwhile remembered an answer for its space,
+            // which it must now serve (perhaps written by another instance).
+            let askedPolicy = zip(records, current).filter { record, current in
+                current && (record.plan.source == .policy || record.plan.source == .noMatchingRule)
+            }.map(\.0)
+            if !askedPolicy.isEmpty {
+                var remembered = Set<String>()
+                for row in try connection.query(
+                    """
+                    SELECT m.session_id, m.space_key FROM session_memory m
+                    JOIN jsonb_to_recordset($1::jsonb) AS r(session_id uuid, space_key text)
+                      ON m.session_id = r.session_id AND m.space_key = r.space_key
+                    """,
+                    [.json(try Self.json(askedPolicy.map { ["session_id": $0.sessionID.uuidString.lowercased(), "space_key": $0.space.key] }))]
+                ).rows {
+                    remembered.insert("\(try row.decode("session_id", as: UUID.self))|\(try row.decode("space_key", as: String.self))")
+                }
+                for (index, record) in records.enumerated() where current[index] && remembered.contains("\(record.sessionID)|\(record.space.key)") {
+                    current[index] = false
+                }
             }
             let accepted = zip(records, current).filter(\.1).map(\.0)
             guard !accepted.isEmpty else { return records.map { _ in .stale } }
@@ -135,16 +161,9 @@ public final class DecisionWriter: Sendable {
                         m.max_failures, m.blocked_disposition
                     FROM jsonb_to_recordset($1::jsonb) AS m(session_id uuid, space_key text, disposition text, credential_id uuid,
                         persistence text, rule_id text, rule_name text, max_failures int, blocked_disposition text)
-                    ON CONFLICT (session_id, space_key) DO UPDATE SET disposition = excluded.disposition,
-                        credential_id = excluded.credential_id, persistence = excluded.persistence, rule_id = excluded.rule_id,
-                        rule_name = excluded.rule_name, max_failures = excluded.max_failures,
-                        blocked_disposition = excluded.blocked_disposition, created_at = now()
+                    ON CONFLICT (session_id, space_key) DO NOTHING
                     """,
                     [.json(try Self.json(Array(memory.values)))]
-                )
-                try connection.execute(
-                    "UPDATE sessions SET state_version = state_version + 1 WHERE id = ANY($1::uuid[])",
-                    [.textArray(Set(memory.values.map(\.session_id)).map { $0.uuidString.lowercased() })]
                 )
             }
 
