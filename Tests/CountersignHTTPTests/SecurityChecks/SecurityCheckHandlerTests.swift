@@ -108,6 +108,14 @@ struct SecurityCheckHandlerTests {
             #expect(userLoginRecord.json["taskId"] as? String == "UserLogin")
             #expect((userLoginRecord.json["rule"] as? [String: Any])?["id"] as? String == "UserLogin")
 
+            // A report may name the answer it is about; the other answers keep no outcome.
+            let success = try await api.reportSecurityCheck(tenant, session: session, check: "UserLogin", "success", decisionId: ids[0])
+            #expect(success.json["applied"] as? Bool == true, "\(success)")
+            #expect((success.json["decision"] as? [String: Any])?["id"] as? String == ids[0])
+            #expect(success.securityCheckState?["state"] as? String == "success")
+            let otherRecord = try await api.call(.get, "/v1/decisions/\(ids[1])", key: tenant.adminKey)
+            #expect(otherRecord.json["outcome"] is NSNull)
+
             // Only checks with a handler that answers are counted per client.
             let states = try await api.securityCheckStates(tenant, clientId: "device-1")
             #expect(Set(states.compactMap { $0["securityCheck"] as? String }) == ["UserLogin", "PinCodeAttempts"])
