@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Decides how one security check of a challenge list is answered. Pure: the caller loads the
 /// handler, the client's state and the credential's counter, and records the plan.
@@ -126,77 +126,4 @@ public enum SecurityCheckEngine {
 
     /// The decision record kind of security-check answers.
     public static let decisionKind = "securityCheck"
-}
-
-/// Everything the engine reads to decide one check.
-public struct SecurityCheckInputs: Sendable {
-    public var name: String
-    /// The check's challenge as the server sent it (`null` or an object).
-    public var challenge: JSONValue
-    public var handler: SecurityCheckHandler?
-    /// The client's state for the check once this challenge is taken into account.
-    public var state: SecurityCheckState?
-    /// The handler's credential, when it exists.
-    public var credential: Credential?
-    /// The credential's rejections for this check since its last success or change.
-    public var credentialFailures: Int
-    public var credentialBlockedUntil: Date?
-    public var now: Date
-
-    public init(
-        name: String,
-        challenge: JSONValue,
-        handler: SecurityCheckHandler?,
-        state: SecurityCheckState?,
-        credential: Credential?,
-        credentialFailures: Int,
-        credentialBlockedUntil: Date?,
-        now: Date
-    ) {
-        self.name = name
-        self.challenge = challenge
-        self.handler = handler
-        self.state = state
-        self.credential = credential
-        self.credentialFailures = credentialFailures
-        self.credentialBlockedUntil = credentialBlockedUntil
-        self.now = now
-    }
-}
-
-/// How one check is answered, before it is recorded.
-public struct SecurityCheckPlan: Hashable, Sendable {
-    public var action: SecurityCheckAnswerAction
-    /// The decision to record; with `submitChallengeAnswer` it names the credential.
-    public var decision: DecisionPlan
-    /// Answers the client may still try, by the smaller of the server's and the central count.
-    public var remainingAttempts: Int?
-    /// The client's state for the check.
-    public var state: SecurityCheckState.Name?
-    /// The answer object to fill (`submitChallengeAnswer`).
-    public var template: SecurityCheckAnswerTemplate?
-
-    public init(
-        action: SecurityCheckAnswerAction,
-        decision: DecisionPlan,
-        remainingAttempts: Int? = nil,
-        state: SecurityCheckState.Name? = nil,
-        template: SecurityCheckAnswerTemplate? = nil
-    ) {
-        self.action = action
-        self.decision = decision
-        self.remainingAttempts = remainingAttempts
-        self.state = state
-        self.template = template
-    }
-}
-
-/// What the client's challenge handler should do, in MobileFirst's terms.
-public enum SecurityCheckAnswerAction: String, StrictStringEnum {
-    /// `submitChallengeAnswer(answer)`.
-    case submitChallengeAnswer
-    /// `cancel()`.
-    case cancel
-    /// No handler here: the client's own challenge handler takes the challenge.
-    case unhandled
 }
