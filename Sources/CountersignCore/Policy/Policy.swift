@@ -1,24 +1,30 @@
 /// A tenant's policy: settings and the ordered rules. The first rule whose `match` fits a
-/// challenge decides it; with none, the answer is `performDefaultHandling`.
+/// challenge decides it; with none, the answer is `performDefaultHandling`. Security checks
+/// (MobileFirst-style app challenges) are answered by the handler named after them.
 public struct Policy: Codable, Hashable, Sendable {
     public var settings: PolicySettings
     public var rules: [PolicyRule]
+    /// One handler per security-check name.
+    public var securityChecks: [SecurityCheckHandler]
 
-    public init(settings: PolicySettings = .init(), rules: [PolicyRule] = []) {
+    public init(settings: PolicySettings = .init(), rules: [PolicyRule] = [], securityChecks: [SecurityCheckHandler] = []) {
         self.settings = settings
         self.rules = rules
+        self.securityChecks = securityChecks
     }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         settings = try container.decodeIfPresent(PolicySettings.self, forKey: .settings) ?? .init()
         rules = try container.decode([PolicyRule].self, forKey: .rules)
+        securityChecks = try container.decodeIfPresent([SecurityCheckHandler].self, forKey: .securityChecks) ?? []
     }
 
     /// The policy of a tenant that never set one.
     public static let empty = Policy()
 
     public static let maximumRules = 1000
+    public static let maximumSecurityChecks = 100
 
     /// The first rule that speaks about `space`.
     public func rule(for space: ProtectionSpace) -> PolicyRule? {
@@ -26,8 +32,13 @@ public struct Policy: Codable, Hashable, Sendable {
         return rules.first { $0.match.matches(space) }
     }
 
-    /// Checks what JSON decoding cannot: counts, ranges, duplicate ids, and that every
-    /// credential a rule names exists (`credentialExists`).
+    /// The handler of the security check `name`.
+    public func securityCheckHandler(named name: String) -> SecurityCheckHandler? {
+        securityChecks.first { $0.securityCheck == name }
+    }
+
+    /// Checks what JSON decoding cannot: counts, ranges, duplicate ids and security-check
+    /// names, and that every credential a rule or handler names exists (`credentialExists`).
     public func validate(credentialExists: (CredentialReference) -> Bool) throws {
         guard rules.count <= Self.maximumRules else {
             throw CountersignError(.invalidPolicy, "a policy has at most \(Self.maximumRules) rules")
@@ -42,6 +53,24 @@ public struct Policy: Codable, Hashable, Sendable {
             }
             for reference in rule.then.references where !credentialExists(reference) {
                 throw CountersignError(.unknownCredentialReference, "\(field).then names \(reference), which does not exist in this tenant")
+            }
+        }
+        try validateSecurityChecks(credentialExists: credentialExists)
+    }
+
+    private func validateSecurityChecks(credentialExists: (CredentialReference) -> Bool) throws {
+        guard securityChecks.count <= Self.maximumSecurityChecks else {
+            throw CountersignError(.invalidPolicy, "a policy has at most \(Self.maximumSecurityChecks) security-check handlers")
+        }
+        var names = Set<String>()
+        for (index, handler) in securityChecks.enumerated() {
+            let field = "securityChecks[\(index)]"
+            try handler.validate(field: field)
+            guard names.insert(handler.securityCheck).inserted else {
+                throw CountersignError(.invalidPolicy, "\(field).securityCheck '\(handler.securityCheck)' has an earlier handler")
+            }
+            for reference in handler.references where !credentialExists(reference) {
+                throw CountersignError(.unknownCredentialReference, "\(field) names \(reference), which does not exist in this tenant")
             }
         }
     }

@@ -32,13 +32,10 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
     let sessionStore = SessionStore(pool: pool)
     let decisionStore = DecisionStore(pool: pool)
     let cache = DecisionStateCache(store: DecisionStateStore(pool: pool))
-    let decisions = DecisionService(
-        cache: cache,
-        secrets: SecretCache(store: credentials),
-        writer: DecisionWriter(pool: pool, logger: logger),
-        decisions: decisionStore,
-        logger: logger
-    )
+    let secrets = SecretCache(store: credentials)
+    let writer = DecisionWriter(pool: pool, logger: logger)
+    let decisions = DecisionService(cache: cache, secrets: secrets, writer: writer, decisions: decisionStore, logger: logger)
+    let securityChecks = SecurityCheckService(cache: cache, secrets: secrets, writer: writer, store: SecurityCheckStore(pool: pool), logger: logger)
     let sessions = SessionService(sessions: sessionStore, credentials: credentials, cache: cache)
 
     let v1 = router.group("v1").add(middleware: AuthenticationMiddleware(authenticator: authenticator))
@@ -57,6 +54,9 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
         .addRoutes(to: v1.group("policy", context: AdminRequestContext.self))
     CounterController(counters: CounterStore(pool: pool), cache: cache)
         .addRoutes(to: v1.group("counters", context: AdminRequestContext.self))
+    let securityCheckController = SecurityCheckController(securityChecks: securityChecks, body: body)
+    securityCheckController.addClientRoutes(to: v1.group("sessions", context: ClientRequestContext.self))
+    securityCheckController.addAdminRoutes(to: v1.group("security-checks", context: AdminRequestContext.self))
 
     var app = Application(
         router: router,

@@ -18,6 +18,7 @@ struct PolicyController: Sendable {
         var version: Int
         var settings: PolicySettings?
         var rules: [PolicyRule]
+        var securityChecks: [SecurityCheckHandler]?
         var updatedAt: Date?
         var updatedBy: String?
 
@@ -25,6 +26,7 @@ struct PolicyController: Sendable {
             version = versioned.version
             settings = versioned.policy.settings
             rules = versioned.policy.rules
+            securityChecks = versioned.policy.securityChecks
             updatedAt = versioned.updatedAt
             updatedBy = versioned.updatedBy
         }
@@ -71,10 +73,13 @@ struct PolicyController: Sendable {
         }
         group.put { request, context in
             let input = try await body.decode(PolicyDocument.self, from: request)
-            let policy = Policy(settings: input.settings ?? .init(), rules: input.rules)
+            let policy = Policy(settings: input.settings ?? .init(), rules: input.rules, securityChecks: input.securityChecks ?? [])
             let saved = try await policies.replace(tenantID: context.tenantID, expectedVersion: input.version, with: policy, actor: context.actor)
             cache.forgetTenant(context.tenantID)
-            context.logger.notice("policy replaced", metadata: ["version": "\(saved.version)", "rules": "\(policy.rules.count)"])
+            context.logger.notice(
+                "policy replaced",
+                metadata: ["version": "\(saved.version)", "rules": "\(policy.rules.count)", "securityChecks": "\(policy.securityChecks.count)"]
+            )
             return try JSONResponse.make(PolicyDocument(saved))
         }
         group.get("versions/:version") { _, context in

@@ -205,10 +205,13 @@ public struct CredentialStore: Sendable {
     public func delete(tenantID: UUID, id: UUID, actor: String) async throws -> Bool {
         try await pool.withTransaction { connection in
             guard try Self.lock(tenantID: tenantID, id: id, on: connection) != nil else { return false }
-            if let policy = try PolicyStore.current(tenantID: tenantID, lock: true, on: connection),
-                let rule = policy.policy.rules.first(where: { $0.then.credentialId?.lowercased() == id.uuidString.lowercased() })
-            {
-                throw CountersignError(.credentialInUse, "policy rule '\(rule.id)' names this credential; change the policy first")
+            if let policy = try PolicyStore.current(tenantID: tenantID, lock: true, on: connection) {
+                if let rule = policy.policy.rules.first(where: { $0.then.credentialId?.lowercased() == id.uuidString.lowercased() }) {
+                    throw CountersignError(.credentialInUse, "policy rule '\(rule.id)' names this credential; change the policy first")
+                }
+                if let handler = policy.policy.securityChecks.first(where: { $0.credentialId?.lowercased() == id.uuidString.lowercased() }) {
+                    throw CountersignError(.credentialInUse, "the handler of security check '\(handler.securityCheck)' names this credential; change the policy first")
+                }
             }
             try connection.execute("DELETE FROM credentials WHERE tenant_id = $1 AND id = $2", [.uuid(tenantID), .uuid(id)])
             try CredentialHistory.record("deleted", credentialID: id, tenantID: tenantID, actor: actor, on: connection)

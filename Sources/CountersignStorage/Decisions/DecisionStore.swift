@@ -53,71 +53,84 @@ public struct DecisionStore: Sendable {
         source: String
     ) async throws -> OutcomeResult? {
         try await pool.withTransaction { connection in
-            guard let sessionID = try connection.query(
-                "SELECT session_id FROM decisions WHERE tenant_id = $1 AND id = $2",
-                [.uuid(tenantID), .uuid(decisionID)]
-            ).rows.first?.decode("session_id", as: UUID.self) else { return nil }
-            // Lock order of every transaction here: sessions, decisions, counters, tenants.
-            try connection.execute("SELECT 1 FROM sessions WHERE id = $1 FOR NO KEY UPDATE", [.uuid(sessionID)])
-            let row = try connection.query(
-                "SELECT \(Self.columns), d.space_key, d.max_failures, d.block_seconds, d.block_increment_seconds, d.max_block_seconds FROM decisions d WHERE d.id = $1 FOR UPDATE",
-                [.uuid(decisionID)]
-            ).rows[0]
-            let decision = try Self.entry(from: row)
-            if let existing = decision.outcome {
-                guard existing == outcome else {
-                    throw CountersignError(.outcomeConflict, "this decision's outcome is already '\(existing.rawValue)'")
-                }
-                return OutcomeResult(decision: decision, counted: false, counter: nil, stateChanged: false)
-            }
-            let credentialID = decision.credentialId
-            let countsAgainstCredential = outcome == .rejected && decision.disposition == .useCredential && credentialID != nil
-            var counter: CounterState?
-            var stateChanged = false
-            var counted = false
-            if countsAgainstCredential, let credentialID,
-                try connection.query("SELECT 1 FROM credentials WHERE id = $1", [.uuid(credentialID)]).count > 0
-            {
-                let schedule = BlockSchedule(
-                    seconds: try row.decode("block_seconds", as: Int?.self) ?? BlockSchedule.default.seconds,
-                    incrementSeconds: try row.decode("block_increment_seconds", as: Int?.self) ?? BlockSchedule.default.incrementSeconds,
-                    maximumSeconds: try row.decode("max_block_seconds", as: Int?.self) ?? BlockSchedule.default.maximumSeconds
-                )
-                counter = try RejectionCounting.count(
-                    tenantID: tenantID,
-                    credentialID: credentialID,
-                    spaceKey: try row.decode("space_key"),
-                    clientID: decision.clientId,
-                    maxFailures: try row.decode("max_failures"),
-                    schedule: schedule,
-                    on: connection
-                )
-                counted = true
-                stateChanged = counter?.blockedUntil != nil
-                // The session forgets a credential that was just rejected.
-                let forgotten = try connection.execute(
-                    "DELETE FROM session_memory WHERE session_id = $1 AND credential_id = $2",
-                    [.uuid(sessionID), .uuid(credentialID)]
-                )
-                if forgotten > 0 {
-                    try connection.execute("UPDATE sessions SET state_version = state_version + 1 WHERE id = $1", [.uuid(sessionID)])
-                    stateChanged = true
-                }
-            } else if outcome == .accepted, let credentialID {
-                try connection.execute(
-                    "UPDATE rejection_counters SET failures = 0, updated_at = now() WHERE tenant_id = $1 AND credential_id = $2 AND space_key = $3 AND failures > 0",
-                    [.uuid(tenantID), .uuid(credentialID), .text(try row.decode("space_key"))]
-                )
-            }
-            let updated = try connection.query(
-                """
-                UPDATE decisions AS d SET outcome = $2, outcome_status = $3, outcome_at = now(), outcome_source = $4, counted = $5
-                WHERE d.id = $1 RETURNING \(Self.columns)
-                """,
-                [.uuid(decisionID), .text(outcome.rawValue), PostgresValue(upstreamStatus), .text(source), .bool(counted)]
-            )
-            return OutcomeResult(decision: try Self.entry(from: updated.rows[0]), counted: counted, counter: counter, stateChanged: stateChanged)
+            try Self.recordOutcome(tenantID: tenantID, decisionID: decisionID, outcome: outcome, upstreamStatus: upstreamStatus, source: source, on: connection)
         }
+    }
+
+    /// `reportOutcome` in the caller's transaction, which must not have locked anything that
+    /// comes after sessions in the lock order (sessions, decisions, counters, tenants).
+    static func recordOutcome(
+        tenantID: UUID,
+        decisionID: UUID,
+        outcome: Outcome,
+        upstreamStatus: Int?,
+        source: String,
+        on connection: PostgresConnection
+    ) throws -> OutcomeResult? {
+        guard let sessionID = try connection.query(
+            "SELECT session_id FROM decisions WHERE tenant_id = $1 AND id = $2",
+            [.uuid(tenantID), .uuid(decisionID)]
+        ).rows.first?.decode("session_id", as: UUID.self) else { return nil }
+        // Lock order of every transaction here: sessions, decisions, counters, tenants.
+        try connection.execute("SELECT 1 FROM sessions WHERE id = $1 FOR NO KEY UPDATE", [.uuid(sessionID)])
+        let row = try connection.query(
+            "SELECT \(Self.columns), d.space_key, d.max_failures, d.block_seconds, d.block_increment_seconds, d.max_block_seconds FROM decisions d WHERE d.id = $1 FOR UPDATE",
+            [.uuid(decisionID)]
+        ).rows[0]
+        let decision = try Self.entry(from: row)
+        if let existing = decision.outcome {
+            guard existing == outcome else {
+                throw CountersignError(.outcomeConflict, "this decision's outcome is already '\(existing.rawValue)'")
+            }
+            return OutcomeResult(decision: decision, counted: false, counter: nil, stateChanged: false)
+        }
+        let credentialID = decision.credentialId
+        let countsAgainstCredential = outcome == .rejected && decision.disposition == .useCredential && credentialID != nil
+        var counter: CounterState?
+        var stateChanged = false
+        var counted = false
+        if countsAgainstCredential, let credentialID,
+            try connection.query("SELECT 1 FROM credentials WHERE id = $1", [.uuid(credentialID)]).count > 0
+        {
+            let schedule = BlockSchedule(
+                seconds: try row.decode("block_seconds", as: Int?.self) ?? BlockSchedule.default.seconds,
+                incrementSeconds: try row.decode("block_increment_seconds", as: Int?.self) ?? BlockSchedule.default.incrementSeconds,
+                maximumSeconds: try row.decode("max_block_seconds", as: Int?.self) ?? BlockSchedule.default.maximumSeconds
+            )
+            counter = try RejectionCounting.count(
+                tenantID: tenantID,
+                credentialID: credentialID,
+                spaceKey: try row.decode("space_key"),
+                clientID: decision.clientId,
+                maxFailures: try row.decode("max_failures"),
+                schedule: schedule,
+                on: connection
+            )
+            counted = true
+            stateChanged = counter?.blockedUntil != nil
+            // The session forgets a credential that was just rejected.
+            let forgotten = try connection.execute(
+                "DELETE FROM session_memory WHERE session_id = $1 AND credential_id = $2",
+                [.uuid(sessionID), .uuid(credentialID)]
+            )
+            if forgotten > 0 {
+                try connection.execute("UPDATE sessions SET state_version = state_version + 1 WHERE id = $1", [.uuid(sessionID)])
+                stateChanged = true
+            }
+        } else if outcome == .accepted, let credentialID {
+            try connection.execute(
+                "UPDATE rejection_counters SET failures = 0, updated_at = now() WHERE tenant_id = $1 AND credential_id = $2 AND space_key = $3 AND failures > 0",
+                [.uuid(tenantID), .uuid(credentialID), .text(try row.decode("space_key"))]
+            )
+        }
+        let updated = try connection.query(
+            """
+            UPDATE decisions AS d SET outcome = $2, outcome_status = $3, outcome_at = now(), outcome_source = $4, counted = $5
+            WHERE d.id = $1 RETURNING \(Self.columns)
+            """,
+            [.uuid(decisionID), .text(outcome.rawValue), PostgresValue(upstreamStatus), .text(source), .bool(counted)]
+        )
+        return OutcomeResult(decision: try Self.entry(from: updated.rows[0]), counted: counted, counter: counter, stateChanged: stateChanged)
     }
 
     /// The latest decision of a session's task for a protection space that released

@@ -1,0 +1,188 @@
+public import CountersignCore
+public import CountersignStorage
+public import Foundation
+public import Logging
+import Metrics
+
+/// Answers MobileFirst-style security checks centrally: for each check of a challenge list,
+/// the tenant's handler (part of the policy) says whether to submit an answer filled from a
+/// stored credential, or to cancel; checks without a handler are left to the client.
+///
+/// Every answer is a decision record of kind `securityCheck`, recorded through the
+/// `DecisionWriter` before the answer (and the secret in it) is returned. Attempts are counted
+/// per tenant, check and client in `security_check_states`, and per credential in the
+/// ordinary rejection counters, under the check's own protection space
+/// (`SecurityCheckEngine.protectionSpace(for:)`).
+public struct SecurityCheckService: Sendable {
+    let cache: DecisionStateCache
+    let secrets: SecretCache
+    let writer: DecisionWriter
+    let store: SecurityCheckStore
+    let logger: Logger
+
+    public init(cache: DecisionStateCache, secrets: SecretCache, writer: DecisionWriter, store: SecurityCheckStore, logger: Logger) {
+        self.cache = cache
+        self.secrets = secrets
+        self.writer = writer
+        self.store = store
+        self.logger = logger
+    }
+
+    /// Answers every check of `challenges`, one recorded decision each.
+    public func answer(_ challenges: SecurityCheckChallenges, for asker: DecisionService.Asker) async throws -> [String: SecurityCheckAnswer] {
+        var answers: [String: SecurityCheckAnswer] = [:]
+        var challenged: [String: SecurityCheckStore.Challenged] = [:]
+        var pending = challenges.names
+        attempts: for _ in 0..<DecisionService.attempts {
+            let session = try await cache.session(asker.sessionID, tenantID: asker.tenantID)
+            guard session.session.isActive(at: Date()) else {
+                throw CountersignError(.sessionInvalidated, "the session is invalidated; open a new one")
+            }
+            let clientID = session.session.clientId
+            let tenant = try await cache.tenant(asker.tenantID)
+            let policy = tenant.policy.policy
+
+            var drafts: [Draft] = []
+            for name in pending {
+                let handler = policy.securityCheckHandler(named: name)
+                let credentialID = handler?.credentialId.flatMap { UUID(uuidString: $0) }
+                if let handler, handler.action == .submitChallengeAnswer, challenged[name] == nil {
+                    // Once per request: the server's challenge puts the client in the attempting state.
+                    challenged[name] = try await store.challenged(
+                        tenantID: asker.tenantID,
+                        securityCheck: name,
+                        clientID: clientID,
+                        limits: handler.limits,
+                        credentialID: credentialID,
+                        spaceKey: SecurityCheckEngine.protectionSpace(for: name).key
+                    )
+                }
+                let started = challenged[name]
+                let now = started?.now ?? Date()
+                let plan = SecurityCheckEngine.decide(
+                    SecurityCheckInputs(
+                        name: name,
+                        challenge: challenges.challenges[name] ?? .null,
+                        handler: handler,
+                        state: started?.state,
+                        credential: credentialID.flatMap { id in
+                            tenant.credentials.first { $0.id == id && $0.owner.persistence == .synchronizable }
+                        },
+                        credentialFailures: started?.credentialFailures ?? 0,
+                        credentialBlockedUntil: started?.credentialBlockedUntil,
+                        now: now
+                    )
+                )
+                var answer: JSONValue?
+                if plan.action == .submitChallengeAnswer, let credential = plan.decision.credential, let template = plan.template {
+                    guard let password = try await secrets.password(of: credential) else {
+                        forget(asker)
+                        continue attempts
+                    }
+                    answer = template.filled(secret: password, account: credential.attributes.account, domain: credential.domain)
+                }
+                let record = DecisionRecord(
+                    tenantID: asker.tenantID,
+                    sessionID: asker.sessionID,
+                    clientID: clientID,
+                    keyID: asker.keyID,
+                    taskID: name,
+                    kind: SecurityCheckEngine.decisionKind,
+                    space: SecurityCheckEngine.protectionSpace(for: name),
+                    previousFailureCount: started?.state.countedAttempts(at: now) ?? 0,
+                    plan: plan.decision,
+                    releasedUser: plan.decision.credential?.attributes.account,
+                    tenantStateVersion: tenant.version,
+                    sessionStateVersion: session.version
+                )
+                drafts.append(Draft(name: name, plan: plan, record: record, answer: answer))
+            }
+
+            let commits = try await withThrowingTaskGroup(of: (Int, DecisionCommit).self) { group in
+                for (index, draft) in drafts.enumerated() {
+                    group.addTask { (index, try await writer.record(draft.record)) }
+                }
+                var commits = [DecisionCommit](repeating: .stale, count: drafts.count)
+                for try await (index, commit) in group { commits[index] = commit }
+                return commits
+            }
+            for (draft, commit) in zip(drafts, commits) where commit != .stale {
+                let plan = draft.plan
+                answers[draft.name] = SecurityCheckAnswer(
+                    action: plan.action,
+                    answer: draft.answer,
+                    decisionId: draft.record.id,
+                    persistence: plan.decision.persistence,
+                    remainingAttempts: plan.remainingAttempts,
+                    state: plan.state,
+                    blockedUntil: plan.decision.blockedUntil,
+                    reason: plan.decision.reason
+                )
+                Counter(label: "countersign_security_check_answers_total", dimensions: [("action", plan.action.rawValue)]).increment()
+            }
+            pending = pending.filter { answers[$0] == nil }
+            if pending.isEmpty { return answers }
+            forget(asker)
+        }
+        throw CountersignError(.serviceBusy, "the tenant's policy or credentials kept changing during the decision; retry")
+    }
+
+    /// A failure (`rejected`) or success (`accepted`) the server sent for `securityCheck`,
+    /// applied to the last answer given for it in the session (or to `decisionID`).
+    public func report(
+        _ outcome: Outcome,
+        payload: JSONValue,
+        securityCheck: String,
+        sessionID: UUID,
+        decisionID: UUID?,
+        tenantID: UUID
+    ) async throws -> SecurityCheckReport {
+        try SecurityCheckName.validate(securityCheck, field: "securityCheck")
+        try SecurityCheckPayload.validateReport(payload, field: outcome == .accepted ? "success" : "failure")
+        let handler = try await cache.tenant(tenantID).policy.policy.securityCheckHandler(named: securityCheck)
+        let limits = handler.flatMap { $0.action == .submitChallengeAnswer ? $0.limits : nil }
+        let report = try await store.report(
+            tenantID: tenantID,
+            sessionID: sessionID,
+            securityCheck: securityCheck,
+            outcome: outcome,
+            decisionID: decisionID,
+            limits: limits,
+            failureMessage: outcome == .rejected ? SecurityCheckPayload.failureMessage(in: payload) : nil
+        )
+        if report.outcome.stateChanged {
+            cache.forgetTenant(tenantID)
+            cache.forgetSession(sessionID)
+        }
+        return SecurityCheckReport(
+            decision: report.outcome.decision,
+            applied: report.applied,
+            counter: report.outcome.counter,
+            state: report.state.map { SecurityCheckStateView($0, limits: limits) }
+        )
+    }
+
+    /// The tenant's clients' states, most recently changed first.
+    public func states(tenantID: UUID, clientID: String?, securityCheck: String?, limit: Int) async throws -> [SecurityCheckStateView] {
+        if let securityCheck { try SecurityCheckName.validate(securityCheck, field: "securityCheck") }
+        cache.forgetTenant(tenantID)
+        let policy = try await cache.tenant(tenantID).policy.policy
+        return try await store.list(tenantID: tenantID, clientID: clientID, securityCheck: securityCheck, limit: limit).map { entry in
+            let handler = policy.securityCheckHandler(named: entry.securityCheck)
+            return SecurityCheckStateView(entry, limits: handler.flatMap { $0.action == .submitChallengeAnswer ? $0.limits : nil })
+        }
+    }
+
+    private func forget(_ asker: DecisionService.Asker) {
+        cache.forgetTenant(asker.tenantID)
+        cache.forgetSession(asker.sessionID)
+    }
+
+    /// One check's answer, decided and waiting to be recorded.
+    private struct Draft: Sendable {
+        var name: String
+        var plan: SecurityCheckPlan
+        var record: DecisionRecord
+        var answer: JSONValue?
+    }
+}

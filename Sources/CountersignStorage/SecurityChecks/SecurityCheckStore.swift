@@ -1,0 +1,274 @@
+public import CountersignCore
+public import CountersignPostgres
+public import Foundation
+
+/// Where each client stands with each security check (`security_check_states`), and the
+/// failure and success reports that move it.
+///
+/// Every change locks the client's row and applies a `SecurityCheckState` transition to it,
+/// so concurrent reports from several instances never lose a count. Lock order: sessions,
+/// decisions, counters, tenants, then security-check states (last, so that a report can record
+/// the decision's outcome and the state change in one transaction).
+public struct SecurityCheckStore: Sendable {
+    let pool: PostgresPool
+
+    public init(pool: PostgresPool) {
+        self.pool = pool
+    }
+
+    /// What answering a challenge starts from.
+    public struct Challenged: Sendable {
+        /// The client's state once the challenge is taken into account.
+        public var state: SecurityCheckState
+        /// The credential's rejections for the check since its last success or change.
+        public var credentialFailures: Int
+        public var credentialBlockedUntil: Date?
+        /// The database's time, which every expiry is judged against.
+        public var now: Date
+    }
+
+    /// The server challenged `clientID` with `securityCheck`: the client is attempting (unless
+    /// it is blocked); returns that state with the counter of the credential that would answer.
+    public func challenged(
+        tenantID: UUID,
+        securityCheck: String,
+        clientID: String,
+        limits: SecurityCheckLimits,
+        credentialID: UUID?,
+        spaceKey: String
+    ) async throws -> Challenged {
+        try await pool.withTransaction { connection in
+            let now = try Self.now(on: connection)
+            var failures = 0
+            var blockedUntil: Date?
+            if let credentialID,
+                let counter = try connection.query(
+                    "SELECT failures, blocked_until FROM rejection_counters WHERE tenant_id = $1 AND credential_id = $2 AND space_key = $3",
+                    [.uuid(tenantID), .uuid(credentialID), .text(spaceKey)]
+                ).rows.first
+            {
+                failures = try counter.decode("failures")
+                blockedUntil = try counter.decode("blocked_until", as: Date?.self).flatMap { $0 > now ? $0 : nil }
+            }
+            let state = try Self.transition(
+                tenantID: tenantID,
+                securityCheck: securityCheck,
+                clientID: clientID,
+                event: .challenged,
+                now: now,
+                on: connection
+            ) { SecurityCheckState.challenged($0, at: now, limits: limits) }
+            return Challenged(state: state, credentialFailures: failures, credentialBlockedUntil: blockedUntil, now: now)
+        }
+    }
+
+    /// What a failure or success report did.
+    public struct Report: Sendable {
+        /// The answer the report applied to, with its outcome, and the credential's counter.
+        public var outcome: DecisionStore.OutcomeResult
+        /// This report set the outcome; false when it repeated an earlier report.
+        public var applied: Bool
+        /// The client's state for the check after the report; `nil` when no handler counts it.
+        public var state: SecurityCheckStateEntry?
+    }
+
+    /// Records the server's verdict on the last answer given for `securityCheck` in the session
+    /// (or on `decisionID`, which must be such an answer): `rejected` for a failure, `accepted`
+    /// for a success. The decision's outcome (and with it the credential's counter) and the
+    /// client's state change together, once per decision: repeating a report changes nothing.
+    /// `limits`: the handler's rules, `nil` when the check has no handler any more (the outcome
+    /// is still recorded). `sessionID` must belong to the tenant (`not_found` otherwise).
+    public func report(
+        tenantID: UUID,
+        sessionID: UUID,
+        securityCheck: String,
+        outcome: Outcome,
+        decisionID: UUID?,
+        limits: SecurityCheckLimits?,
+        failureMessage: String?
+    ) async throws -> Report {
+        precondition(outcome != .cancelled, "security-check reports are failures or successes")
+        return try await pool.withTransaction { connection in
+            guard let session = try connection.query(
+                "SELECT client_id FROM sessions WHERE tenant_id = $1 AND id = $2 FOR NO KEY UPDATE",
+                [.uuid(tenantID), .uuid(sessionID)]
+            ).rows.first else {
+                throw CountersignError(.notFound, "no such session")
+            }
+            let clientID: String = try session.decode("client_id")
+            let answer = try connection.query(
+                """
+                SELECT d.id, d.outcome IS NULL AS pending FROM decisions d
+                WHERE d.tenant_id = $1 AND d.session_id = $2 AND d.kind = 'securityCheck' AND d.task_id = $3
+                  AND d.disposition = 'useCredential' AND ($4::uuid IS NULL OR d.id = $4::uuid)
+                ORDER BY d.created_at DESC, d.id DESC LIMIT 1
+                FOR UPDATE
+                """,
+                [.uuid(tenantID), .uuid(sessionID), .text(securityCheck), PostgresValue(decisionID)]
+            ).rows.first
+            guard let answer else {
+                if let decisionID {
+                    throw CountersignError(.securityCheckNotAnswered, "decision \(decisionID.uuidString.lowercased()) is not an answer to '\(securityCheck)' in this session")
+                }
+                throw CountersignError(.securityCheckNotAnswered, "no answer to '\(securityCheck)' was given in this session")
+            }
+            let answerID: UUID = try answer.decode("id")
+            let pending: Bool = try answer.decode("pending")
+            guard let result = try DecisionStore.recordOutcome(
+                tenantID: tenantID,
+                decisionID: answerID,
+                outcome: outcome,
+                upstreamStatus: nil,
+                source: "report",
+                on: connection
+            ) else {
+                throw CountersignError(.internalError, "the answer vanished while it was locked")
+            }
+            if pending, let limits {
+                let event: Event = outcome == .accepted ? .succeeded(answerID) : .failed(answerID, message: failureMessage)
+                let now = try Self.now(on: connection)
+                _ = try Self.transition(tenantID: tenantID, securityCheck: securityCheck, clientID: clientID, event: event, now: now, on: connection) {
+                    outcome == .accepted
+                        ? SecurityCheckState.succeeded($0, at: now, limits: limits)
+                        : SecurityCheckState.failed($0, at: now, limits: limits)
+                }
+            }
+            let state = try Self.entries(
+                where: "s.tenant_id = $1 AND s.security_check = $2 AND s.client_id = $3",
+                [.uuid(tenantID), .text(securityCheck), .text(clientID)],
+                on: connection
+            ).first
+            return Report(outcome: result, applied: pending, state: state)
+        }
+    }
+
+    /// The states of the tenant's clients, most recently changed first.
+    public func list(tenantID: UUID, clientID: String?, securityCheck: String?, limit: Int) async throws -> [SecurityCheckStateEntry] {
+        try await pool.withConnection { connection in
+            try Self.entries(
+                where: "s.tenant_id = $1 AND ($2::text IS NULL OR s.client_id = $2::text) AND ($3::text IS NULL OR s.security_check = $3::text)",
+                [.uuid(tenantID), PostgresValue(clientID), PostgresValue(securityCheck)],
+                limit: limit,
+                on: connection
+            )
+        }
+    }
+
+    // MARK: - Rows
+
+    /// What moved a state, for the columns that remember when things happened.
+    enum Event {
+        case challenged
+        case failed(UUID, message: String?)
+        case succeeded(UUID)
+    }
+
+    /// The transaction's time (`now()`), which SQL elsewhere in the transaction also uses.
+    static func now(on connection: PostgresConnection) throws -> Date {
+        try connection.query("SELECT now() AS now").rows[0].decode("now")
+    }
+
+    /// Applies `change` to the client's row under a row lock, creating the row if needed.
+    static func transition(
+        tenantID: UUID,
+        securityCheck: String,
+        clientID: String,
+        event: Event,
+        now: Date,
+        on connection: PostgresConnection,
+        _ change: (SecurityCheckState?) -> SecurityCheckState
+    ) throws -> SecurityCheckState {
+        let key: [PostgresValue] = [.uuid(tenantID), .text(securityCheck), .text(clientID)]
+        var eventColumns: [PostgresValue] = [.null, .null, .null, .null, .null, .bool(false)]
+        switch event {
+        case .challenged:
+            eventColumns[0] = .timestamp(now)
+        case .failed(let decisionID, let message):
+            eventColumns[1] = .timestamp(now)
+            eventColumns[2] = PostgresValue(message)
+            eventColumns[4] = .uuid(decisionID)
+            eventColumns[5] = .bool(true)
+        case .succeeded(let decisionID):
+            eventColumns[3] = .timestamp(now)
+            eventColumns[4] = .uuid(decisionID)
+        }
+        // Two tries: when a concurrent transaction creates the row between the read and the
+        // insert, the second read waits for it and finds it.
+        for _ in 0..<2 {
+            let current = try connection.query(
+                """
+                SELECT state, attempts, expires_at, total_failures, blocks FROM security_check_states
+                WHERE tenant_id = $1 AND security_check = $2 AND client_id = $3 FOR UPDATE
+                """,
+                key
+            ).rows.first.map(Self.state(from:))
+            let next = change(current)
+            let values = key + [
+                .text(next.stored.rawValue), .int(next.attempts), .timestamp(next.expiresAt), .int(next.totalFailures), .int(next.blocks),
+            ] + eventColumns
+            if current == nil {
+                let inserted = try connection.execute(
+                    """
+                    INSERT INTO security_check_states (tenant_id, security_check, client_id, state, attempts, expires_at, total_failures,
+                        blocks, last_challenge_at, last_failure_at, last_failure, last_success_at, last_decision_id)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $14::boolean THEN $11::text END, $12, $13)
+                    ON CONFLICT (tenant_id, security_check, client_id) DO NOTHING
+                    """,
+                    values
+                )
+                if inserted == 0 { continue }
+            } else {
+                try connection.execute(
+                    """
+                    UPDATE security_check_states SET state = $4, attempts = $5, expires_at = $6, total_failures = $7, blocks = $8,
+                        last_challenge_at = coalesce($9::timestamptz, last_challenge_at),
+                        last_failure_at = coalesce($10::timestamptz, last_failure_at),
+                        last_failure = CASE WHEN $14::boolean THEN $11::text ELSE last_failure END,
+                        last_success_at = coalesce($12::timestamptz, last_success_at),
+                        last_decision_id = coalesce($13::uuid, last_decision_id),
+                        updated_at = now()
+                    WHERE tenant_id = $1 AND security_check = $2 AND client_id = $3
+                    """,
+                    values
+                )
+            }
+            return next
+        }
+        throw CountersignError(.serviceBusy, "the security-check state kept changing; retry")
+    }
+
+    static func state(from row: PostgresRow) throws -> SecurityCheckState {
+        SecurityCheckState(
+            stored: try row.decodeEnum("state"),
+            attempts: try row.decode("attempts"),
+            expiresAt: try row.decode("expires_at"),
+            totalFailures: try row.decode("total_failures"),
+            blocks: try row.decode("blocks")
+        )
+    }
+
+    static func entries(where condition: String, _ parameters: [PostgresValue], limit: Int = 1, on connection: PostgresConnection) throws -> [SecurityCheckStateEntry] {
+        try connection.query(
+            """
+            SELECT \(SecurityCheckStateEntry.columns) FROM security_check_states s
+            WHERE \(condition)
+            ORDER BY s.updated_at DESC, s.client_id, s.security_check
+            LIMIT $\(parameters.count + 1)
+            """,
+            parameters + [.int(max(1, limit))]
+        ).rows.map { row in
+            SecurityCheckStateEntry(
+                securityCheck: try row.decode("security_check"),
+                clientID: try row.decode("client_id"),
+                state: try Self.state(from: row),
+                lastChallengeAt: try row.decode("last_challenge_at"),
+                lastFailureAt: try row.decode("last_failure_at"),
+                lastFailure: try row.decode("last_failure"),
+                lastSuccessAt: try row.decode("last_success_at"),
+                lastDecisionID: try row.decode("last_decision_id"),
+                updatedAt: try row.decode("updated_at"),
+                readAt: try row.decode("read_at")
+            )
+        }
+    }
+}

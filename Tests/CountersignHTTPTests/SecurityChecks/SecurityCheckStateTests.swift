@@ -1,0 +1,158 @@
+import Foundation
+import HTTPTypes
+import Testing
+
+/// The attempt states move as configured: attempting, blocked, success, and expired when their
+/// time is up, per client; the credential's own block across the fleet; exact counts under
+/// concurrent reports.
+@Suite("Security checks: states and counting")
+struct SecurityCheckStateTests {
+    static func handler(_ credential: String, _ rules: String) -> String {
+        #"[{"securityCheck": "PinCodeAttempts", "action": "submitChallengeAnswer", "credentialId": "\#(credential)", "answer": {"pin": "$secret"}, \#(rules)}]"#
+    }
+
+    @Test func aClientIsBlockedAtMaxAttemptsAndTheBlockExpires() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let credential = try await api.credential(tenant, host: "mfp.example.com", account: "pin", password: "0000")
+            try await api.securityCheckHandlers(
+                tenant,
+                Self.handler(credential, #""maxAttempts": 2, "blockedStateExpirationSec": 2, "attemptingStateExpirationSec": 60, "maxFailures": 100"#)
+            )
+            let session = try await api.session(tenant, clientId: "android-1")
+
+            let first = try await api.securityChecks(tenant, session: session, #"{"PinCodeAttempts": null}"#)
+            #expect(first.answer("PinCodeAttempts")?["action"] as? String == "submitChallengeAnswer", "\(first)")
+            _ = try await api.reportSecurityCheck(tenant, session: session, check: "PinCodeAttempts", "failure")
+            // The admin rotates the PIN (it is no longer known bad), but the new one is refused too.
+            _ = try await api.call(.patch, "/v1/credentials/\(credential)", key: tenant.adminKey, json: ["password": "9999"])
+            let second = try await api.securityChecks(tenant, session: session, #"{"PinCodeAttempts": null}"#)
+            #expect(second.answer("PinCodeAttempts")?["answer"] as? [String: String] == ["pin": "9999"], "\(second)")
+            let blocking = try await api.reportSecurityCheck(tenant, session: session, check: "PinCodeAttempts", "failure", payload: #"{"failure": "Account blocked"}"#)
+            #expect(blocking.securityCheckState?["state"] as? String == "blocked", "\(blocking)")
+            #expect(blocking.securityCheckState?["remainingAttempts"] as? Int == 0)
+            #expect(blocking.securityCheckState?["blocks"] as? Int == 1)
+
+            let blocked = try await api.securityChecks(tenant, session: session, #"{"PinCodeAttempts": {"remainingAttempts": 2}}"#)
+            let answer = try #require(blocked.answer("PinCodeAttempts"))
+            #expect(answer["action"] as? String == "cancel", "\(blocked)")
+            #expect(answer["state"] as? String == "blocked")
+            #expect(answer["remainingAttempts"] as? Int == 0)
+            #expect(answer["blockedUntil"] is String)
+            #expect(try await api.securityCheckStates(tenant, clientId: "android-1").first?["state"] as? String == "blocked")
+            // Another client is not blocked by this one's attempts.
+            let other = try await api.session(tenant, clientId: "android-2")
+            let otherReply = try await api.securityChecks(tenant, session: other, #"{"PinCodeAttempts": null}"#)
+            #expect(otherReply.answer("PinCodeAttempts")?["action"] as? String == "submitChallengeAnswer", "\(otherReply)")
+
+            try await Task.sleep(for: .milliseconds(2300))
+            let lapsed = try #require(try await api.securityCheckStates(tenant, clientId: "android-1").first)
+            #expect(lapsed["state"] as? String == "expired")
+            #expect(lapsed["storedState"] as? String == "blocked")
+            #expect(lapsed["attempts"] as? Int == 0)
+            #expect(lapsed["remainingAttempts"] as? Int == 2)
+            let afterBlock = try await api.securityChecks(tenant, session: session, #"{"PinCodeAttempts": null}"#)
+            let fresh = try #require(afterBlock.answer("PinCodeAttempts"))
+            #expect(fresh["action"] as? String == "submitChallengeAnswer", "\(afterBlock)")
+            #expect(fresh["state"] as? String == "attempting")
+            #expect(fresh["remainingAttempts"] as? Int == 2)
+        }
+    }
+
+    @Test func attemptingAndSuccessStatesExpireAsConfigured() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let credential = try await api.credential(tenant, host: "mfp.example.com", account: "pin", password: "1234")
+            try await api.securityCheckHandlers(
+                tenant,
+                Self.handler(credential, #""maxAttempts": 3, "attemptingStateExpirationSec": 1, "successStateExpirationSec": 1"#)
+            )
+            let session = try await api.session(tenant, clientId: "web-1")
+            _ = try await api.securityChecks(tenant, session: session, #"{"PinCodeAttempts": {"remainingAttempts": 3, "errorMsg": null}}"#)
+            let failed = try await api.reportSecurityCheck(tenant, session: session, check: "PinCodeAttempts", "failure")
+            #expect(failed.securityCheckState?["attempts"] as? Int == 1, "\(failed)")
+
+            try await Task.sleep(for: .milliseconds(1300))
+            let lapsed = try #require(try await api.securityCheckStates(tenant, clientId: "web-1").first)
+            #expect(lapsed["state"] as? String == "expired")
+            #expect(lapsed["attempts"] as? Int == 0)
+            #expect(lapsed["totalFailures"] as? Int == 1)
+            let again = try await api.securityChecks(tenant, session: session, #"{"PinCodeAttempts": {"remainingAttempts": 3, "errorMsg": null}}"#)
+            #expect(again.answer("PinCodeAttempts")?["remainingAttempts"] as? Int == 3, "a new attempting window: \(again)")
+
+            let succeeded = try await api.reportSecurityCheck(tenant, session: session, check: "PinCodeAttempts", "success")
+            #expect(succeeded.securityCheckState?["state"] as? String == "success", "\(succeeded)")
+            #expect(try await api.securityCheckStates(tenant, clientId: "web-1").first?["state"] as? String == "success")
+            try await Task.sleep(for: .milliseconds(1300))
+            let over = try #require(try await api.securityCheckStates(tenant, clientId: "web-1").first)
+            #expect(over["state"] as? String == "expired")
+            #expect(over["storedState"] as? String == "success")
+            #expect(over["lastSuccessAt"] is String)
+        }
+    }
+
+    @Test func theCredentialBlocksAcrossTheFleetAndTheBlockExpires() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let credential = try await api.credential(tenant, host: "mfp.example.com", account: "pin", password: "0000")
+            try await api.securityCheckHandlers(tenant, Self.handler(credential, #""maxAttempts": 5, "maxFailures": 2, "blockSeconds": 2"#))
+            let alice = try await api.session(tenant, clientId: "alice-phone")
+            let bob = try await api.session(tenant, clientId: "bob-phone")
+
+            _ = try await api.securityChecks(tenant, session: alice, #"{"PinCodeAttempts": {"remainingAttempts": 5}}"#)
+            _ = try await api.reportSecurityCheck(tenant, session: alice, check: "PinCodeAttempts", "failure")
+            let bobFirst = try await api.securityChecks(tenant, session: bob, #"{"PinCodeAttempts": {"remainingAttempts": 5}}"#)
+            #expect(bobFirst.answer("PinCodeAttempts")?["action"] as? String == "submitChallengeAnswer", "\(bobFirst)")
+            let bobFailure = try await api.reportSecurityCheck(tenant, session: bob, check: "PinCodeAttempts", "failure")
+            let counter = try #require(bobFailure.json["counter"] as? [String: Any], "\(bobFailure)")
+            #expect(counter["failures"] as? Int == 2)
+            #expect(counter["blockedUntil"] is String)
+            #expect(counter["remainingAttempts"] as? Int == 0)
+            #expect(bobFailure.securityCheckState?["attempts"] as? Int == 1, "bob's own count is his alone")
+
+            let aliceAgain = try await api.securityChecks(tenant, session: alice, #"{"PinCodeAttempts": {"remainingAttempts": 4}}"#)
+            let blocked = try #require(aliceAgain.answer("PinCodeAttempts"))
+            #expect(blocked["action"] as? String == "cancel", "\(aliceAgain)")
+            #expect((blocked["reason"] as? String)?.contains("blocked") == true)
+            #expect(blocked["blockedUntil"] is String)
+            #expect(blocked["state"] as? String == "attempting", "alice herself is not blocked")
+
+            try await Task.sleep(for: .milliseconds(2300))
+            let afterBlock = try await api.securityChecks(tenant, session: alice, #"{"PinCodeAttempts": {"remainingAttempts": 4}}"#)
+            #expect(afterBlock.answer("PinCodeAttempts")?["action"] as? String == "submitChallengeAnswer", "\(afterBlock)")
+        }
+    }
+
+    @Test func concurrentFailureReportsAreCountedExactly() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let credential = try await api.credential(tenant, host: "mfp.example.com", account: "pin", password: "0000")
+            try await api.securityCheckHandlers(tenant, Self.handler(credential, #""maxAttempts": 1000, "maxFailures": 1000"#))
+            // One client, many sessions (many app launches), each answered once.
+            var sessions: [String] = []
+            for _ in 0..<12 {
+                let session = try await api.session(tenant, clientId: "kiosk")
+                let reply = try await api.securityChecks(tenant, session: session, #"{"PinCodeAttempts": null}"#)
+                try #require(reply.answer("PinCodeAttempts")?["action"] as? String == "submitChallengeAnswer", "\(reply)")
+                sessions.append(session)
+            }
+            // Every failure reported twice at once: each counts exactly once.
+            let applied = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for session in sessions + sessions {
+                    group.addTask {
+                        let reply = try await api.reportSecurityCheck(tenant, session: session, check: "PinCodeAttempts", "failure")
+                        #expect(reply.status == 200, "\(reply)")
+                        return reply.json["applied"] as? Bool == true
+                    }
+                }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(applied == 12)
+            let state = try #require(try await api.securityCheckStates(tenant, clientId: "kiosk").first)
+            #expect(state["attempts"] as? Int == 12)
+            #expect(state["totalFailures"] as? Int == 12)
+            let counters = try await api.call(.get, "/v1/counters?credentialId=\(credential)", key: tenant.adminKey)
+            #expect((counters.json["counters"] as? [[String: Any]])?.first?["totalRejections"] as? Int == 12)
+        }
+    }
+}
