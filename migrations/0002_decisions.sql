@@ -97,12 +97,14 @@ CREATE TABLE credential_history (
 );
 CREATE INDEX credential_history_credential ON credential_history (tenant_id, credential_id, id);
 
--- What a session remembers per protection space.
+-- What a session remembers per protection space. No foreign key to credentials: the check
+-- would lock the credential row from the decision writer, against the lock order (sessions,
+-- decisions, counters, tenants); deleting a credential deletes its memory rows itself.
 CREATE TABLE session_memory (
     session_id         uuid NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
     space_key          text NOT NULL,
     disposition        text NOT NULL,
-    credential_id      uuid REFERENCES credentials (id) ON DELETE CASCADE,
+    credential_id      uuid,
     persistence        text NOT NULL,
     rule_id            text,
     rule_name          text,
@@ -158,10 +160,11 @@ CREATE INDEX decisions_tenant_credential ON decisions (tenant_id, credential_id,
 CREATE INDEX decisions_pending ON decisions (session_id) WHERE outcome IS NULL;
 
 -- Rejections per tenant, protection space and credential, across all clients and instances.
+-- No foreign key to credentials, for the same reason as session_memory.
 CREATE TABLE rejection_counters (
     id                uuid PRIMARY KEY,
     tenant_id         uuid NOT NULL REFERENCES tenants (id),
-    credential_id     uuid NOT NULL REFERENCES credentials (id) ON DELETE CASCADE,
+    credential_id     uuid NOT NULL,
     space_key         text NOT NULL,
     -- Rejections since the last accepted outcome or reset; the credential blocks when this
     -- reaches the rule's maxFailures.
@@ -175,6 +178,7 @@ CREATE TABLE rejection_counters (
     CONSTRAINT rejection_counters_key UNIQUE (tenant_id, credential_id, space_key)
 );
 CREATE INDEX rejection_counters_blocked ON rejection_counters (credential_id) WHERE blocked_until IS NOT NULL;
+CREATE INDEX session_memory_credential ON session_memory (credential_id) WHERE credential_id IS NOT NULL;
 
 CREATE TABLE rejection_counter_clients (
     counter_id        uuid NOT NULL REFERENCES rejection_counters (id) ON DELETE CASCADE,

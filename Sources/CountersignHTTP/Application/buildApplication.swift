@@ -33,7 +33,7 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
     let decisionStore = DecisionStore(pool: pool)
     let cache = DecisionStateCache(store: DecisionStateStore(pool: pool))
     let secrets = SecretCache(store: credentials)
-    let writer = DecisionWriter(pool: pool, logger: logger)
+    let writer = DecisionWriter(pool: pool, logger: logger, maximumWriters: configuration.decisionWriters)
     let decisions = DecisionService(cache: cache, secrets: secrets, writer: writer, decisions: decisionStore, logger: logger)
     let securityChecks = SecurityCheckService(cache: cache, secrets: secrets, writer: writer, store: SecurityCheckStore(pool: pool), logger: logger)
     let sessions = SessionService(sessions: sessionStore, credentials: credentials, cache: cache)

@@ -38,6 +38,9 @@ extension CountersignError {
                 if error.isQueryCanceled {
                     return (CountersignError(.serviceBusy, "the database took too long; retry shortly"), true)
                 }
+                if error.isDeadlockDetected || error.isSerializationFailure {
+                    return (CountersignError(.serviceBusy, "the request conflicted with a concurrent change; retry"), true)
+                }
                 return (CountersignError(.internalError, "internal error"), false)
             }
         case let error as HTTPError:

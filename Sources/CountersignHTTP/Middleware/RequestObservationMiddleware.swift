@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import Metrics
+import Synchronization
 
 /// One access-log line and the request metrics for every request, and the request id echoed
 /// in `X-Request-Id` so that a client report can be matched with the log.
@@ -13,27 +14,57 @@ import Metrics
 struct RequestObservationMiddleware<Context: RequestContext>: RouterMiddleware {
     static var requestIDField: HTTPField.Name { HTTPField.Name("X-Request-Id")! }
 
+    let metrics = RequestMetrics()
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = DispatchTime.now().uptimeNanoseconds
         var response = try await next(request, context)
         let elapsed = DispatchTime.now().uptimeNanoseconds - start
         let route = context.endpointPath ?? "unmatched"
         let status = response.status.code
-        let dimensions = [("route", route), ("method", request.method.rawValue), ("status", String(status))]
-        Counter(label: "countersign_http_requests_total", dimensions: dimensions).increment()
-        Timer(label: "countersign_http_request_duration_seconds", dimensions: dimensions).recordNanoseconds(Int64(elapsed))
+        metrics.record(route: route, method: request.method, status: status, nanoseconds: elapsed)
         response.headers[Self.requestIDField] = context.id
         let level: Logger.Level = status >= 500 ? .warning : .info
-        context.logger.log(
-            level: level,
-            "request",
-            metadata: [
-                "method": .string(request.method.rawValue),
-                "route": .string(route),
-                "status": .stringConvertible(status),
-                "duration_ms": .string(String(format: "%.3f", Double(elapsed) / 1_000_000)),
-            ]
-        )
+        if context.logger.logLevel <= level {
+            context.logger.log(
+                level: level,
+                "request",
+                metadata: [
+                    "method": .string(request.method.rawValue),
+                    "route": .string(route),
+                    "status": .stringConvertible(status),
+                    "duration_ms": .string(String(format: "%.3f", Double(elapsed) / 1_000_000)),
+                ]
+            )
+        }
         return response
+    }
+}
+
+/// The request counter and latency histogram, one pair per route, method and status, made once:
+/// asking the metrics backend for them on every request costs a lookup under its lock.
+final class RequestMetrics: Sendable {
+    private struct Key: Hashable {
+        var route: String
+        var method: HTTPRequest.Method
+        var status: Int
+    }
+
+    private let instruments = Mutex<[Key: (requests: Counter, duration: Metrics.Timer)]>([:])
+
+    func record(route: String, method: HTTPRequest.Method, status: Int, nanoseconds: UInt64) {
+        let key = Key(route: route, method: method, status: status)
+        let pair = instruments.withLock { instruments in
+            if let pair = instruments[key] { return pair }
+            let dimensions = [("route", route), ("method", method.rawValue), ("status", String(status))]
+            let pair = (
+                requests: Counter(label: "countersign_http_requests_total", dimensions: dimensions),
+                duration: Metrics.Timer(label: "countersign_http_request_duration_seconds", dimensions: dimensions)
+            )
+            instruments[key] = pair
+            return pair
+        }
+        pair.requests.increment()
+        pair.duration.recordNanoseconds(Int64(clamping: nanoseconds))
     }
 }

@@ -96,8 +96,7 @@ public struct DecisionService: Sendable {
                 continue
             case .recorded(let failures):
                 if plan.rememberInSession { cache.forgetSession(asker.sessionID) }
-                Counter(label: "countersign_decisions_total", dimensions: [("disposition", plan.disposition.rawValue), ("source", plan.source.rawValue)])
-                    .increment()
+                DecisionMetrics.shared.decided(plan)
                 return DecisionAnswer(
                     decisionId: record.id,
                     disposition: plan.disposition,

@@ -213,6 +213,7 @@ public struct CredentialStore: Sendable {
                     throw CountersignError(.credentialInUse, "the handler of security check '\(handler.securityCheck)' names this credential; change the policy first")
                 }
             }
+            try Self.deleteDependents(of: [id], on: connection)
             try connection.execute("DELETE FROM credentials WHERE tenant_id = $1 AND id = $2", [.uuid(tenantID), .uuid(id)])
             try CredentialHistory.record("deleted", credentialID: id, tenantID: tenantID, actor: actor, on: connection)
             try TenantStateVersion.bump(tenantID, on: connection)
@@ -254,6 +255,19 @@ public struct CredentialStore: Sendable {
     }
 
     // MARK: - Helpers shared by the operations above
+
+    /// Counters and session memory of deleted credentials: no foreign key cascades them (see
+    /// migrations/0002_decisions.sql), so whoever deletes credentials deletes these first.
+    static func deleteDependents(of credentialIDs: [UUID], on connection: PostgresConnection) throws {
+        guard !credentialIDs.isEmpty else { return }
+        let ids = PostgresValue.textArray(credentialIDs.map { $0.uuidString.lowercased() })
+        try connection.execute("DELETE FROM session_memory WHERE credential_id = ANY($1::uuid[])", [ids])
+        try connection.execute(
+            "DELETE FROM rejection_counter_clients WHERE counter_id IN (SELECT id FROM rejection_counters WHERE credential_id = ANY($1::uuid[]))",
+            [ids]
+        )
+        try connection.execute("DELETE FROM rejection_counters WHERE credential_id = ANY($1::uuid[])", [ids])
+    }
 
     static func attributeValues(_ attributes: CredentialAttributes) -> [PostgresValue] {
         [

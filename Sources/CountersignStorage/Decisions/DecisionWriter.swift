@@ -17,10 +17,10 @@ import Synchronization
 /// invalidation) updates, and compares their state versions with the decision's. A decision
 /// that lost that race comes back `.stale`. Remembering an answer in a session's memory does
 /// not bump the session's version (see `write`): a decision that asked the policy is stale
-/// when the session meanwhile remembered an answer for its protection space. Sessions are
-/// locked for update, not shared, so that the batches touching one session take turns: the
-/// memory check and insert must not interleave, and two batches holding a row `FOR SHARE`
-/// and both upgrading to update would deadlock.
+/// when the session meanwhile remembered an answer for its protection space. A batch that
+/// remembers an answer locks its sessions for update, so that the batches remembering in one
+/// session take turns (the memory check and insert must not interleave); the others share the
+/// rows, so that batches of one busy session still commit side by side.
 public final class DecisionWriter: Sendable {
     private struct Pending {
         var record: DecisionRecord
@@ -73,7 +73,7 @@ public final class DecisionWriter: Sendable {
             guard !batch.isEmpty else { return }
             batchSizes.record(batch.count)
             do {
-                let results = try await write(batch.map(\.record))
+                let results = try await writeRetryingConflicts(batch.map(\.record))
                 for (pending, result) in zip(batch, results) { pending.continuation.resume(returning: result) }
             } catch {
                 logger.warning("decision batch not recorded", metadata: ["decisions": "\(batch.count)", "error": "\(error)"])
@@ -82,13 +82,29 @@ public final class DecisionWriter: Sendable {
         }
     }
 
+    /// A deadlock or serialization failure aborts the whole batch without recording anything;
+    /// writing it again is safe and is what every caller in it wants.
+    private func writeRetryingConflicts(_ records: [DecisionRecord]) async throws -> [DecisionCommit] {
+        var attempt = 0
+        while true {
+            do {
+                return try await write(records)
+            } catch let error as PostgresError where (error.isDeadlockDetected || error.isSerializationFailure) && attempt < 3 {
+                attempt += 1
+                logger.debug("decision batch conflicted; writing it again", metadata: ["attempt": "\(attempt)"])
+            }
+        }
+    }
+
     private func write(_ records: [DecisionRecord]) async throws -> [DecisionCommit] {
         try await pool.withTransaction { connection in
-            // Locks in the order every transaction here takes them: sessions, decisions, counters, tenants.
+            // Locks in the order every transaction here takes them: sessions, decisions, counters,
+            // tenants.
+            let remembers = records.contains { $0.plan.rememberInSession }
             let sessionVersions = try Self.versions(
                 """
                 SELECT id, state_version, invalidated_at IS NULL AND expires_at > now() AS active
-                FROM sessions WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE
+                FROM sessions WHERE id = ANY($1::uuid[]) ORDER BY id \(remembers ? "FOR NO KEY UPDATE" : "FOR SHARE")
                 """,
                 ids: Set(records.map(\.sessionID)),
                 on: connection

@@ -101,7 +101,11 @@ public struct SessionStore: Sendable {
         guard !sessionIDs.isEmpty else { return }
         let ids = PostgresValue.textArray(sessionIDs.map { $0.uuidString.lowercased() })
         try connection.execute("DELETE FROM session_memory WHERE session_id = ANY($1::uuid[])", [ids])
-        try connection.execute("DELETE FROM credentials WHERE owner = 'session' AND owner_session_id = ANY($1::uuid[])", [ids])
+        let credentials = try connection.query(
+            "DELETE FROM credentials WHERE owner = 'session' AND owner_session_id = ANY($1::uuid[]) RETURNING id",
+            [ids]
+        ).rows.map { try $0.decode("id", as: UUID.self) }
+        try CredentialStore.deleteDependents(of: credentials, on: connection)
     }
 
     static func session(from row: PostgresRow) throws -> Session {

@@ -61,6 +61,7 @@ struct DevCommand: AsyncParsableCommand {
             migrationsDirectory: try database.resolvedMigrationsDirectory()
         )
         try http.apply(to: &configuration)
+        configuration.decisionWriters = database.decisionWriters
         if configuration.masterKey == nil {
             configuration.masterKey = try MasterKey.load(fromFile: masterKeyFile)
         }

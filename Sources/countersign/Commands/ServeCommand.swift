@@ -36,6 +36,7 @@ struct ServeCommand: AsyncParsableCommand {
         )
         try http.apply(to: &configuration)
         configuration.migrateAtStart = migrate
+        configuration.decisionWriters = database.decisionWriters
         if configuration.operatorKey == nil {
             logger.warning("no operator key configured: the tenant API is disabled")
         }

@@ -30,7 +30,13 @@ struct DatabaseOptions: ParsableArguments {
     @Option(help: "Directory of the NNNN_name.sql migration files. Env: COUNTERSIGN_MIGRATIONS_DIR.")
     var migrationsDir: String?
 
+    @Option(help: "Decision batches committed at once (group commit), each on its own connection. Env: COUNTERSIGN_DECISION_WRITERS.")
+    var decisionWriters: Int = Environment.int("COUNTERSIGN_DECISION_WRITERS") ?? 2
+
     func validate() throws {
+        guard (1...32).contains(decisionWriters), decisionWriters < poolSize else {
+            throw ValidationError("--decision-writers must be between 1 and 32 and below --pool-size")
+        }
         guard (1...64).contains(poolSize) else { throw ValidationError("--pool-size must be between 1 and 64") }
         guard statementTimeoutMs > 0, acquireTimeoutMs > 0 else { throw ValidationError("timeouts must be positive") }
     }
