@@ -27,6 +27,20 @@ struct ErrorTests {
         }
     }
 
+    @Test func unknownNestedFieldsAreNamedByPath() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let reply = try await api.call(
+                .put, "/v1/policy", key: tenant.adminKey,
+                json: #"{"version": 0, "rules": [{"id": "r", "match": {"colour": "x"}, "then": {"disposition": "rejectProtectionSpace"}}]}"#
+            )
+            #expect(reply.status == 400)
+            #expect(reply.errorCode == "unknown_field")
+            let message = (reply.json["error"] as? [String: Any])?["message"] as? String
+            #expect(message == "'rules[0].match.colour' is not a known field")
+        }
+    }
+
     @Test func oversizedBodyIs413() async throws {
         try await TestService.run(configure: { $0.maxBodyBytes = 2048 }) { api in
             let tenant = try await api.tenant()

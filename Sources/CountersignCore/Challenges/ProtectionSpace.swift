@@ -77,12 +77,16 @@ public struct ProtectionSpace: Codable, Hashable, Sendable {
     /// The identity of the space for counters and session memory: target, protocol, host,
     /// port, realm and method. TLS challenges ignore the realm, which they do not have.
     public var key: String {
-        let space = normalized
-        let realm = space.method == .serverTrust || space.method == .clientCertificate ? "" : (space.realm ?? "")
-        return [space.isProxy ? "proxy" : "origin", space.protocolName ?? "", space.host, String(space.port), realm, space.method.rawValue]
+        let method = self.method
+        let realm = method == .serverTrust || method == .clientCertificate ? "" : (realm ?? "")
+        var key = isProxy ? "proxy" : "origin"
+        for part in [protocolName?.lowercased() ?? "", host.lowercased(), String(port), realm, method.rawValue] {
+            key += "|"
             // Escaped so that no two spaces share a key: `%` first, then the separator.
-            .map { $0.replacingAll("%", with: "%25").replacingAll("|", with: "%7C") }
-            .joined(separator: "|")
+            key += part.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "|") })
+                ? part.replacingAll("%", with: "%25").replacingAll("|", with: "%7C") : part
+        }
+        return key
     }
 
     /// Checks the parts of a space a client sends.

@@ -22,7 +22,7 @@ struct JSONBody: Sendable {
         return decoder
     }()
 
-    func decode<T: Codable>(_ type: T.Type, from request: Request) async throws -> T {
+    func decode<T: Decodable>(_ type: T.Type, from request: Request) async throws -> T {
         if let contentType = request.headers[.contentType], !Self.isJSON(contentType) {
             throw CountersignError(.unsupportedMediaType, "send the body as application/json")
         }
@@ -38,14 +38,11 @@ struct JSONBody: Sendable {
         guard !data.isEmpty else {
             throw CountersignError(.malformedJSON, "the request body is empty; send a JSON object")
         }
-        let value: T
         do {
-            value = try Self.decoder.decode(T.self, from: data)
+            return try Self.decoder.decode(StrictlyDecoded<T>.self, from: data).value
         } catch let error as DecodingError {
             throw Self.describe(error)
         }
-        try Self.rejectUnknownFields(in: data, decoded: value)
-        return value
     }
 
     static func isJSON(_ contentType: String) -> Bool {
@@ -79,37 +76,5 @@ struct JSONBody: Sendable {
         default:
             String(describing: type).hasPrefix("Array") ? "an array" : "an object"
         }
-    }
-
-    /// Unknown fields are refused rather than ignored: a misspelt field in a policy would
-    /// otherwise silently mean its default. The decoded value is encoded again, and every key
-    /// the client sent (with a non-null value) must appear in it.
-    static func rejectUnknownFields(in data: Data, decoded: some Encodable) throws {
-        guard let sent = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]),
-            let understood = try? JSONSerialization.jsonObject(with: JSONResponse.encoder.encode(decoded), options: [.fragmentsAllowed])
-        else { return }
-        if let path = firstUnknownKey(sent: sent, understood: understood, path: "") {
-            throw CountersignError(.unknownField, "'\(path)' is not a known field")
-        }
-    }
-
-    private static func firstUnknownKey(sent: Any, understood: Any, path: String) -> String? {
-        switch (sent, understood) {
-        case (let sent as [String: Any], let understood as [String: Any]):
-            for key in sent.keys.sorted() {
-                let value = sent[key]!
-                if value is NSNull { continue }
-                let childPath = path.isEmpty ? key : "\(path).\(key)"
-                guard let known = understood[key] else { return childPath }
-                if let found = firstUnknownKey(sent: value, understood: known, path: childPath) { return found }
-            }
-        case (let sent as [Any], let understood as [Any]) where sent.count == understood.count:
-            for (index, pair) in zip(sent, understood).enumerated() {
-                if let found = firstUnknownKey(sent: pair.0, understood: pair.1, path: "\(path)[\(index)]") { return found }
-            }
-        default:
-            break
-        }
-        return nil
     }
 }

@@ -17,7 +17,12 @@ enum JSONResponse {
     }()
 
     static func make(_ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws -> Response {
-        let data = try encoder.encode(value)
+        let data: Data
+        if let text = value as? any JSONTextRepresentable {
+            data = Data(text.jsonText.utf8)
+        } else {
+            data = try encoder.encode(value)
+        }
         var headers = headers
         headers[.contentType] = "application/json; charset=utf-8"
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))

@@ -59,6 +59,42 @@ public struct ReleasedCredential: Sendable, Encodable {
     }
 }
 
+extension DecisionAnswer: JSONTextRepresentable {
+    /// The same document `encode(to:)` produces through JSONEncoder with sorted keys, written
+    /// directly: this is the response to every challenge.
+    public var jsonText: String {
+        var object = JSONObjectText()
+        object.add("blockedUntil", blockedUntil.map { $0.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)) })
+        object.add("countedRejection", countedRejection?.uuidString)
+        object.add("credential", json: credential?.jsonText)
+        object.add("decisionId", decisionId.uuidString)
+        object.add("disposition", disposition.rawValue)
+        object.add("persistence", persistence.rawValue)
+        object.add("reason", reason)
+        object.add("remainingAttempts", remainingAttempts)
+        object.add("rule", json: rule.map { rule in
+            var reference = JSONObjectText()
+            reference.add("id", rule.id)
+            if let name = rule.name { reference.add("name", name) }
+            return reference.text
+        })
+        object.add("scope", scope.rawValue)
+        object.add("source", source.rawValue)
+        return object.text
+    }
+}
+
+extension ReleasedCredential: JSONTextRepresentable {
+    public var jsonText: String {
+        var object = JSONObjectText()
+        object.add("domain", domain)
+        object.add("kind", kind.rawValue)
+        object.add("password", password)
+        object.add("user", user)
+        return object.text
+    }
+}
+
 // A released credential carries a password: printing one, on purpose or by string
 // interpolation into a log line, must not show it.
 extension ReleasedCredential: CustomStringConvertible, CustomDebugStringConvertible {

@@ -12,7 +12,9 @@ public struct DecisionRecord: Sendable {
     /// What was asked: `challenge`, `response` (raw 401/407), `securityCheck`, ...
     public var kind: String
     /// Normalized.
-    public var space: ProtectionSpace
+    public let space: ProtectionSpace
+    /// `space.key`, worked out once.
+    public let spaceKey: String
     public var previousFailureCount: Int
     public var plan: DecisionPlan
     /// The user name released, kept to recognise a retry that names it.
@@ -44,6 +46,7 @@ public struct DecisionRecord: Sendable {
         self.taskID = taskID
         self.kind = kind
         self.space = space.normalized
+        self.spaceKey = self.space.key
         self.previousFailureCount = previousFailureCount
         self.plan = plan
         self.releasedUser = releasedUser

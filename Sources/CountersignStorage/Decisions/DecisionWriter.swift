@@ -132,11 +132,11 @@ public final class DecisionWriter: Sendable {
                     JOIN jsonb_to_recordset($1::jsonb) AS r(session_id uuid, space_key text)
                       ON m.session_id = r.session_id AND m.space_key = r.space_key
                     """,
-                    [.json(try Self.json(askedPolicy.map { ["session_id": $0.sessionID.uuidString.lowercased(), "space_key": $0.space.key] }))]
+                    [.json(Self.keyRows(askedPolicy.map { ("session_id", $0.sessionID, $0.spaceKey) }))]
                 ).rows {
                     remembered.insert("\(try row.decode("session_id", as: UUID.self))|\(try row.decode("space_key", as: String.self))")
                 }
-                for (index, record) in records.enumerated() where current[index] && remembered.contains("\(record.sessionID)|\(record.space.key)") {
+                for (index, record) in records.enumerated() where current[index] && remembered.contains("\(record.sessionID)|\(record.spaceKey)") {
                     current[index] = false
                 }
             }
@@ -160,13 +160,13 @@ public final class DecisionWriter: Sendable {
                     released_user text, max_failures int, block_seconds int, block_increment_seconds int,
                     max_block_seconds int, blocked_until timestamptz)
                 """,
-                [.json(try Self.json(accepted.map(DecisionRow.init)))]
+                [.json(Self.rows(accepted))]
             )
 
-            var memory: [String: MemoryRow] = [:]
+            var memory: [String: (sessionID: UUID, entry: SessionMemoryEntry)] = [:]
             for record in accepted {
-                guard let entry = record.plan.memoryEntry(spaceKey: record.space.key) else { continue }
-                memory["\(record.sessionID)|\(entry.spaceKey)"] = MemoryRow(sessionID: record.sessionID, entry: entry)
+                guard let entry = record.plan.memoryEntry(spaceKey: record.spaceKey) else { continue }
+                memory["\(record.sessionID)|\(entry.spaceKey)"] = (record.sessionID, entry)
             }
             if !memory.isEmpty {
                 try connection.execute(
@@ -179,12 +179,12 @@ public final class DecisionWriter: Sendable {
                         persistence text, rule_id text, rule_name text, max_failures int, blocked_disposition text)
                     ON CONFLICT (session_id, space_key) DO NOTHING
                     """,
-                    [.json(try Self.json(Array(memory.values)))]
+                    [.json(Self.memoryRows(Array(memory.values)))]
                 )
             }
 
             var failures: [String: Int] = [:]
-            let released = accepted.compactMap { record in record.plan.credential.map { ($0.id, record.space.key) } }
+            let released = accepted.compactMap { record in record.plan.credential.map { ($0.id, record.spaceKey) } }
             if !released.isEmpty {
                 for row in try connection.query(
                     """
@@ -192,14 +192,14 @@ public final class DecisionWriter: Sendable {
                     JOIN jsonb_to_recordset($1::jsonb) AS r(credential_id uuid, space_key text)
                       ON rc.credential_id = r.credential_id AND rc.space_key = r.space_key
                     """,
-                    [.json(try Self.json(released.map { ["credential_id": $0.0.uuidString.lowercased(), "space_key": $0.1] }))]
+                    [.json(Self.keyRows(released.map { ("credential_id", $0.0, $0.1) }))]
                 ).rows {
                     failures["\(try row.decode("credential_id", as: UUID.self))|\(try row.decode("space_key", as: String.self))"] = try row.decode("failures")
                 }
             }
             return zip(records, current).map { record, current in
                 guard current else { return .stale }
-                let key = record.plan.credential.map { "\($0.id)|\(record.space.key)" }
+                let key = record.plan.credential.map { "\($0.id)|\(record.spaceKey)" }
                 return .recorded(failures: key.flatMap { failures[$0] } ?? 0)
             }
         }
@@ -213,107 +213,75 @@ public final class DecisionWriter: Sendable {
         return versions
     }
 
-    static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var container = encoder.singleValueContainer()
-            try container.encode(date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+    /// The decisions as a JSON array for `jsonb_to_recordset`: built by hand, as this runs for
+    /// every decision and JSONEncoder would cost more than the insert.
+    static func rows(_ records: [DecisionRecord]) -> String {
+        var rows = JSONArrayText()
+        for record in records {
+            let plan = record.plan
+            var row = JSONObjectText()
+            row.add("id", record.id.uuidString)
+            row.add("tenant_id", record.tenantID.uuidString)
+            row.add("session_id", record.sessionID.uuidString)
+            row.add("client_id", record.clientID)
+            row.add("key_id", record.keyID.uuidString)
+            row.add("task_id", record.taskID)
+            row.add("kind", record.kind)
+            row.add("space_key", record.spaceKey)
+            row.add("host", record.space.host)
+            row.add("port", record.space.port)
+            row.add("protocol", record.space.protocolName)
+            row.add("realm", record.space.realm)
+            row.add("authentication_method", record.space.method.rawValue)
+            row.add("is_proxy", record.space.isProxy)
+            row.add("previous_failure_count", record.previousFailureCount)
+            row.add("disposition", plan.disposition.rawValue)
+            row.add("persistence", plan.persistence.rawValue)
+            row.add("scope", plan.scope.rawValue)
+            row.add("source", plan.source.rawValue)
+            row.add("reason", plan.reason)
+            row.add("rule_id", plan.rule?.id)
+            row.add("rule_name", plan.rule?.name)
+            row.add("credential_id", plan.credential?.id.uuidString)
+            row.add("released_user", record.releasedUser)
+            row.add("max_failures", plan.maxFailures)
+            row.add("block_seconds", plan.blockSchedule?.seconds)
+            row.add("block_increment_seconds", plan.blockSchedule?.incrementSeconds)
+            row.add("max_block_seconds", plan.blockSchedule?.maximumSeconds)
+            row.add("blocked_until", plan.blockedUntil.map { $0.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)) })
+            rows.append(row)
         }
-        return encoder
-    }()
-
-    private static func json(_ value: some Encodable) throws -> String {
-        String(decoding: try encoder.encode(value), as: UTF8.self)
+        return rows.text
     }
-}
 
-/// A decision as the `decisions` columns want it, for `jsonb_to_recordset`.
-private struct DecisionRow: Encodable {
-    var id: UUID
-    var tenant_id: UUID
-    var session_id: UUID
-    var client_id: String
-    var key_id: UUID
-    var task_id: String
-    var kind: String
-    var space_key: String
-    var host: String
-    var port: Int
-    var `protocol`: String?
-    var realm: String?
-    var authentication_method: String
-    var is_proxy: Bool
-    var previous_failure_count: Int
-    var disposition: String
-    var persistence: String
-    var scope: String
-    var source: String
-    var reason: String
-    var rule_id: String?
-    var rule_name: String?
-    var credential_id: UUID?
-    var released_user: String?
-    var max_failures: Int?
-    var block_seconds: Int?
-    var block_increment_seconds: Int?
-    var max_block_seconds: Int?
-    var blocked_until: Date?
-
-    init(_ record: DecisionRecord) {
-        let plan = record.plan
-        id = record.id
-        tenant_id = record.tenantID
-        session_id = record.sessionID
-        client_id = record.clientID
-        key_id = record.keyID
-        task_id = record.taskID
-        kind = record.kind
-        space_key = record.space.key
-        host = record.space.host
-        port = record.space.port
-        `protocol` = record.space.protocolName
-        realm = record.space.realm
-        authentication_method = record.space.method.rawValue
-        is_proxy = record.space.isProxy
-        previous_failure_count = record.previousFailureCount
-        disposition = plan.disposition.rawValue
-        persistence = plan.persistence.rawValue
-        scope = plan.scope.rawValue
-        source = plan.source.rawValue
-        reason = plan.reason
-        rule_id = plan.rule?.id
-        rule_name = plan.rule?.name
-        credential_id = plan.credential?.id
-        released_user = record.releasedUser
-        max_failures = plan.maxFailures
-        block_seconds = plan.blockSchedule?.seconds
-        block_increment_seconds = plan.blockSchedule?.incrementSeconds
-        max_block_seconds = plan.blockSchedule?.maximumSeconds
-        blocked_until = plan.blockedUntil
+    /// Session-memory rows for `jsonb_to_recordset`.
+    static func memoryRows(_ entries: [(sessionID: UUID, entry: SessionMemoryEntry)]) -> String {
+        var rows = JSONArrayText()
+        for (sessionID, entry) in entries {
+            var row = JSONObjectText()
+            row.add("session_id", sessionID.uuidString)
+            row.add("space_key", entry.spaceKey)
+            row.add("disposition", entry.disposition.rawValue)
+            row.add("credential_id", entry.credentialID?.uuidString)
+            row.add("persistence", entry.persistence.rawValue)
+            row.add("rule_id", entry.ruleID)
+            row.add("rule_name", entry.ruleName)
+            row.add("max_failures", entry.maxFailures)
+            row.add("blocked_disposition", entry.blockedDisposition?.rawValue)
+            rows.append(row)
+        }
+        return rows.text
     }
-}
 
-/// A session-memory row for `jsonb_to_recordset`.
-private struct MemoryRow: Encodable {
-    var session_id: UUID
-    var space_key: String
-    var disposition: String
-    var credential_id: UUID?
-    var persistence: String
-    var rule_id: String?
-    var rule_name: String?
-    var max_failures: Int?
-    var blocked_disposition: String?
-
-    init(sessionID: UUID, entry: SessionMemoryEntry) {
-        session_id = sessionID
-        space_key = entry.spaceKey
-        disposition = entry.disposition.rawValue
-        credential_id = entry.credentialID
-        persistence = entry.persistence.rawValue
-        rule_id = entry.ruleID
-        rule_name = entry.ruleName
-        max_failures = entry.maxFailures
-        blocked_disposition = entry.blockedDisposition?.rawValue
+    /// `(id column, id, space_key)` pairs for `jsonb_to_recordset`.
+    static func keyRows(_ pairs: [(column: String, id: UUID, spaceKey: String)]) -> String {
+        var rows = JSONArrayText()
+        for pair in pairs {
+            var row = JSONObjectText()
+            row.add(pair.column, pair.id.uuidString)
+            row.add("space_key", pair.spaceKey)
+            rows.append(row)
+        }
+        return rows.text
     }
 }

@@ -1,0 +1,45 @@
+import CountersignCore
+@testable import CountersignService
+import Foundation
+import Testing
+
+/// The hand-written JSON of the hot paths says exactly what JSONEncoder would.
+@Suite("Hand-written JSON")
+struct JSONTextTests {
+    static func encoded(_ value: some Encodable) throws -> NSDictionary {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+        }
+        return try JSONSerialization.jsonObject(with: encoder.encode(value)) as! NSDictionary
+    }
+
+    @Test(arguments: [true, false])
+    func decisionAnswerMatchesJSONEncoder(released: Bool) throws {
+        let answer = DecisionAnswer(
+            decisionId: UUID(),
+            disposition: released ? .useCredential : .cancelAuthenticationChallenge,
+            credential: released ? ReleasedCredential(kind: .password, user: "ünïcode \"quoted\"\n", password: "p\\a\u{1}ss", domain: nil) : nil,
+            persistence: .forSession,
+            scope: .task,
+            remainingAttempts: released ? 2 : nil,
+            blockedUntil: released ? nil : Date(timeIntervalSince1970: 1_800_000_000.123),
+            rule: RuleReference(id: "r1", name: released ? nil : "Rule \"one\""),
+            source: .policy,
+            reason: "a reason with / and \t",
+            countedRejection: released ? nil : UUID()
+        )
+        let handWritten = try JSONSerialization.jsonObject(with: Data(answer.jsonText.utf8)) as! NSDictionary
+        #expect(handWritten == (try Self.encoded(answer)))
+    }
+
+    @Test func escapesEveryControlCharacter() throws {
+        var object = JSONObjectText()
+        let text = String((0..<32).map { Character(Unicode.Scalar(UInt8($0))) }) + "\"\\é€😀"
+        object.add("k", text)
+        let parsed = try JSONSerialization.jsonObject(with: Data(object.text.utf8)) as! [String: String]
+        #expect(parsed["k"] == text)
+    }
+}
