@@ -1,4 +1,4 @@
-public import CountersignPostgres
+import CountersignPostgres
 import CountersignService
 import CountersignStorage
 public import Hummingbird

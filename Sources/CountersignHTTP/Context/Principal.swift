@@ -1,5 +1,5 @@
 public import CountersignCore
-public import Foundation
+import Foundation
 
 /// Who sent a request, once its bearer key checked out.
 public enum Principal: Sendable {

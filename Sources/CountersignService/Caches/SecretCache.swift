@@ -1,6 +1,6 @@
 public import CountersignCore
 public import CountersignStorage
-public import Foundation
+import Foundation
 import Synchronization
 
 /// Opened passwords by credential and secret version, so that releasing a credential does

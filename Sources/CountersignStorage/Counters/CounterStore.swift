@@ -1,4 +1,4 @@
-public import CountersignCore
+import CountersignCore
 public import CountersignPostgres
 public import Foundation
 

@@ -1,6 +1,6 @@
-public import CountersignCore
+import CountersignCore
 public import CountersignPostgres
-public import Foundation
+import Foundation
 public import Logging
 import Metrics
 import Synchronization

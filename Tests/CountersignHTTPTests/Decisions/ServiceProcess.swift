@@ -49,7 +49,7 @@ final class ServiceProcess: @unchecked Sendable {
     init(databaseURL: String, keys: Keys) throws {
         port = try Self.freePort()
         logFile = keys.directory.appendingPathComponent("instance-\(port).log")
-        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         let log = try FileHandle(forWritingTo: logFile)
         process = Process()
         process.executableURL = URL(fileURLWithPath: Self.executable)
