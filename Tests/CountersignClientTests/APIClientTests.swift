@@ -150,10 +150,10 @@ struct APIClientTests {
         #expect(!RetryPolicy.mayRetry(URLError(.cancelled), .idempotent))
     }
 
-    @Test("submitCredential: 201 created and 200 updated are both answers")
+    @Test("submitCredential sends the contract's members and never shows the password")
     func submitCredential() async throws {
         try await FakeCountersign.run { fake in
-            // The fake answers credentials with 404; the real answers are checked end to end.
+            // The fake answers this route 404; the real answers are checked in LiveAPITests.
             let submission = SubmitCredentialRequest(
                 protectionSpace: ProtectionSpace(host: "files.example.com", port: 443, protocolName: "https", realm: "Files", authenticationMethod: .httpDigest),
                 user: "alice",
