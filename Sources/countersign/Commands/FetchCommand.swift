@@ -144,13 +144,7 @@ private final class TaskCompletions: Sendable {
 
     /// Runs `start`, then waits at most `timeout` for task `id` to complete.
     func wait(for id: Int, timeout: Duration, start: () -> Void) async -> CountersignSessionDelegate.TaskSummary? {
-        let timer = Task {
-            try? await Task.sleep(for: timeout)
-            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
-            waiter?.resume(returning: nil)
-        }
-        defer { timer.cancel() }
-        return await withCheckedContinuation { continuation in
+        await withCheckedContinuation { continuation in
             let done = state.withLock { state in
                 if let summary = state.finished.removeValue(forKey: id) { return Optional(summary) }
                 state.waiters[id] = continuation
@@ -158,9 +152,15 @@ private final class TaskCompletions: Sendable {
             }
             if let done {
                 continuation.resume(returning: done)
-            } else {
-                start()
+                return
             }
+            // Registered first, so the timer always finds the waiter unless the task won.
+            Task {
+                try? await Task.sleep(for: timeout)
+                let waiter = self.state.withLock { $0.waiters.removeValue(forKey: id) }
+                waiter?.resume(returning: nil)
+            }
+            start()
         }
     }
 }
