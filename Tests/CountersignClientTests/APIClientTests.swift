@@ -171,6 +171,26 @@ struct APIClientTests {
         }
     }
 
+    @Test("a Basic challenge on the way to Countersign fails the call at once instead of hanging")
+    func basicChallengeOnTheWay() async throws {
+        let proxyLogin = FakeCountersign.Answer(status: 401, body: "login first", headers: ["WWW-Authenticate": #"Basic realm="corporate gateway""#])
+        try await FakeCountersign.run(.init(getSession: { _ in proxyLogin })) { fake in
+            let started = ContinuousClock.now
+            do throws(CountersignClientError) {
+                _ = try await Self.client(fake, attempts: 1).getSession(UUID())
+                Issue.record("no error")
+            } catch {
+                guard case .transport(let transport) = error else {
+                    Issue.record("\(error)")
+                    return
+                }
+                #expect(transport.code == .cancelled)
+            }
+            #expect(ContinuousClock.now - started < .seconds(5))
+            #expect(fake.recorder.count("getSession") == 1)
+        }
+    }
+
     @Test("the key never shows: description, debug description, dump, the client, the configuration")
     func keyRedacted() {
         let key = ClientKey("csk_k3m9q2x7w4ab_3q2-7wEjW8kCk0nJ4eXgW5rVvQ9dTt6yZbH1aLmN0pU")

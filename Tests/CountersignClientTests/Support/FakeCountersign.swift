@@ -18,6 +18,7 @@ struct FakeCountersign: Sendable {
         var status: Int
         var body: String
         var delay: Duration = .zero
+        var headers: [String: String] = [:]
 
         static func json(_ status: Int, _ body: String, delay: Duration = .zero) -> Answer { Answer(status: status, body: body, delay: delay) }
         static func error(_ status: Int, _ code: String) -> Answer {
@@ -103,11 +104,11 @@ struct FakeCountersign: Sendable {
         default: answer = .error(404, "route_not_found")
         }
         if answer.delay > .zero { try await Task.sleep(for: answer.delay) }
-        return Response(
-            status: .init(code: answer.status),
-            headers: [.contentType: "application/json"],
-            body: .init(byteBuffer: ByteBuffer(string: answer.body))
-        )
+        var headers: HTTPFields = [.contentType: "application/json"]
+        for (name, value) in answer.headers {
+            if let name = HTTPField.Name(name) { headers[name] = value }
+        }
+        return Response(status: .init(code: answer.status), headers: headers, body: .init(byteBuffer: ByteBuffer(string: answer.body)))
     }
 
     // MARK: - Contract-shaped bodies
