@@ -1,3 +1,4 @@
+import CountersignTestSupport
 import Foundation
 import Testing
 
@@ -16,30 +17,15 @@ struct FetchCommandTests {
         }
     }
 
-    /// Runs the executable to its end. Waits without blocking a concurrency thread: the service
-    /// it talks to runs in this process and needs them.
+    /// Runs the executable to its end, on a thread of its own: the service it talks to runs in
+    /// this process and needs Swift concurrency's threads meanwhile.
     static func run(_ arguments: [String], environment: [String: String]) async throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = try executable
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        let exited = AsyncStream<Int32>.makeStream()
-        process.terminationHandler = { process in
-            exited.continuation.yield(process.terminationStatus)
-            exited.continuation.finish()
-        }
-        try process.run()
-        let data = await withCheckedContinuation { continuation in
-            Thread {
-                continuation.resume(returning: (try? output.fileHandleForReading.readToEnd()) ?? Data())
-            }.start()
-        }
-        var status: Int32 = -1
-        for await code in exited.stream { status = code }
-        return (status, String(decoding: data, as: UTF8.self))
+        let result = try await ChildProcess.runDetached(
+            try executable.path,
+            arguments,
+            environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        )
+        return (result.status, result.outputText + result.errorText)
     }
 
     @Test("fetches through the delegate and prints the status and decisions, never the password")
