@@ -39,9 +39,16 @@ struct ContractTests {
         receivesCredentialSecurely: true, distinguishedNames: [Data([1])], serverTrust: ServerTrustChain(certificates: [Data([2])])
     )
 
+    static var record: DecisionRecord {
+        get throws {
+            try JSONCoding.decoder().decode(OutcomeResponse.self, from: Data(FakeCountersign.outcomeJSON().utf8)).decision
+        }
+    }
+
     /// Fully populated values of every model the client sends or reads, by schema name.
-    static var models: [(String, any Encodable)] {
-        [
+    static func models() throws -> [(String, any Encodable)] {
+        let record = try Self.record
+        return [
         ("ProtectionSpace", space),
         ("Challenge", Challenge(taskId: "t", protectionSpace: space, proposedCredential: .init(user: "u", hasPassword: true), previousFailureCount: 1,
                                 failureResponse: .init(status: 401, headers: ["a": "b"]), error: .init(domain: "d", code: 1, message: "m"))),
@@ -56,12 +63,21 @@ struct ContractTests {
         ("SubmitCredentialRequest", SubmitCredentialRequest(protectionSpace: space, user: "u", password: "p", domain: "D", persistence: .permanent)),
         ("Submission", Submission(stored: true, persistence: .permanent, credentialId: UUID(), created: true)),
         ("OutcomeRequest", OutcomeReport(outcome: .rejected, upstreamStatus: 401)),
+        ("SecurityCheckChallengeList", SecurityCheckChallengeList(challenges: ["PinCodeAttempts": nil])),
+        ("SecurityCheckAnswers", SecurityCheckAnswers(answers: [:])),
+        ("SecurityCheckAnswer", SecurityCheckAnswer(action: .cancel, decisionId: UUID(), reason: "r")),
+        ("SecurityCheckState", SecurityCheckState(
+            securityCheck: "P", clientId: "c", state: .blocked, storedState: .blocked, attempts: 1, remainingAttempts: 0, expiresAt: Date(),
+            totalFailures: 1, blocks: 1, lastChallengeAt: Date(), lastFailureAt: Date(), lastFailure: "f", lastSuccessAt: Date(),
+            lastDecisionId: UUID(), updatedAt: Date()
+        )),
+        ("SecurityCheckReport", SecurityCheckReport(decision: record, applied: true, counter: .init(failures: 1), state: nil)),
         ]
     }
 
-    @Test("every member of the contract's schemas, and nothing else", arguments: ["ProtectionSpace", "Challenge", "OpenSessionRequest", "InvalidateSessionRequest", "Session", "DecisionAnswer", "ReleasedCredential", "SubmitCredentialRequest", "Submission", "OutcomeRequest"])
+    @Test("every member of the contract's schemas, and nothing else", arguments: ["ProtectionSpace", "Challenge", "OpenSessionRequest", "InvalidateSessionRequest", "Session", "DecisionAnswer", "ReleasedCredential", "SubmitCredentialRequest", "Submission", "OutcomeRequest", "SecurityCheckChallengeList", "SecurityCheckAnswers", "SecurityCheckAnswer", "SecurityCheckState", "SecurityCheckReport"])
     func members(_ name: String) throws {
-        let value = try #require(Self.models.first { $0.0 == name }?.1)
+        let value = try #require(try Self.models().first { $0.0 == name }?.1)
         let schema = Self.schema(name)
         #expect(!Self.properties(schema).isEmpty, "no schema \(name)")
         #expect(try Self.keys(of: value) == Self.properties(schema))
@@ -127,9 +143,26 @@ struct ContractTests {
         }
         for example in Self.examples("/v1/sessions/{sessionId}/credentials", "post").requests { _ = try Self.decode(SubmitCredentialRequest.self, example) }
         for example in Self.examples("/v1/decisions/{decisionId}/outcome", "post").requests { _ = try Self.decode(OutcomeReport.self, example) }
-        for case let error as [String: Any] in challenges.responses where error["error"] != nil {
-            let body = try JSONSerialization.data(withJSONObject: error)
-            #expect(CountersignClient.serviceError(status: 409, body: body) == .service(status: 409, code: "session_invalidated", message: "the session is invalidated; open a new one"))
+        let lists = Self.examples("/v1/sessions/{sessionId}/security-checks", "post")
+        #expect(lists.requests.count == 2 && lists.responses.count >= 3)
+        for example in lists.requests { _ = try Self.decode(SecurityCheckChallengeList.self, example) }
+        for case let example as [String: Any] in lists.responses where example["answers"] != nil {
+            let answers = try Self.decode(SecurityCheckAnswers.self, example)
+            #expect(!answers.answers.isEmpty)
+        }
+        let success = Self.examples("/v1/sessions/{sessionId}/security-checks/{securityCheck}/success", "post")
+        let report = try Self.decode(SecurityCheckReport.self, try #require(success.responses.first))
+        #expect(report.state?.state == .success)
+        for example in Self.examples("/v1/sessions/{sessionId}/security-checks/{securityCheck}/failure", "post").requests {
+            _ = try Self.decode([String: JSONValue].self, example)
+        }
+        let errors = challenges.responses.compactMap { ($0 as? [String: Any])?["error"] as? [String: Any] }
+        #expect(errors.contains { $0["code"] as? String == "session_invalidated" })
+        for error in errors {
+            let body = try JSONSerialization.data(withJSONObject: ["error": error])
+            let code = try #require(error["code"] as? String)
+            let message = try #require(error["message"] as? String)
+            #expect(CountersignClient.serviceError(status: 409, body: body) == .service(status: 409, code: code, message: message))
         }
     }
 }

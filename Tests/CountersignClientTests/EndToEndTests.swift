@@ -139,13 +139,11 @@ struct EndToEndTests {
         }
     }
 
-    // Released `none`: decisions of one session committed concurrently with `forSession` memory
-    // deadlock in DecisionWriter on this base (fixed on the decisions-tests branch, 233e870).
-    @Test("many tasks at once: one Countersign session, every task answered")
-    func concurrentTasks() async throws {
+    @Test("many tasks at once: one Countersign session, every task answered", arguments: ["none", "forSession"])
+    func concurrentTasks(persistence: String) async throws {
         try await LiveCountersign.run { service in
             try await BasicAuthServer.run(user: Self.account, password: "right-password") { server in
-                let tenant = try await Self.prepare(service, server: server, password: "right-password", persistence: "none")
+                let tenant = try await Self.prepare(service, server: server, password: "right-password", persistence: persistence)
                 let events = EventLog()
                 let delegate = Self.delegate(service, tenant, events: events)
                 let session = makeSession(delegate)

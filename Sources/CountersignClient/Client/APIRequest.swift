@@ -9,6 +9,8 @@ struct APIRequest<Response: Decodable & Sendable>: Sendable {
     var method: String
     /// Below the base URL, e.g. `v1/sessions/<id>/challenges`.
     var path: String
+    /// Query parameters, if any.
+    var query: [URLQueryItem] = []
     var body: Data?
     var safety: RetryPolicy.Safety
     /// Statuses that carry a `Response`.

@@ -118,7 +118,16 @@ public final class CountersignClient: Sendable {
         guard base.scheme == "http" || base.scheme == "https", base.host != nil else {
             throw .invalidRequest("the base URL must be an http or https URL with a host")
         }
-        var urlRequest = URLRequest(url: base.appendingPathComponent(request.path))
+        var url = base.appendingPathComponent(request.path)
+        if !request.query.isEmpty {
+            guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+                throw .invalidRequest("the URL of \(request.operation) could not be built")
+            }
+            components.queryItems = request.query
+            guard let withQuery = components.url else { throw .invalidRequest("the URL of \(request.operation) could not be built") }
+            url = withQuery
+        }
+        var urlRequest = URLRequest(url: url)
         urlRequest.httpMethod = request.method
         urlRequest.timeoutInterval = Self.timeoutInterval(configuration.requestTimeout)
         urlRequest.setValue("Bearer \(configuration.key.secret)", forHTTPHeaderField: "Authorization")

@@ -33,6 +33,7 @@ struct FakeCountersign: Sendable {
         var outcome: @Sendable (Int) -> Answer = { _ in .json(200, FakeCountersign.outcomeJSON()) }
         var invalidate: @Sendable (Int) -> Answer = { _ in .json(200, FakeCountersign.sessionJSON(state: "invalidated")) }
         var getSession: @Sendable (Int) -> Answer = { _ in .json(200, FakeCountersign.sessionJSON()) }
+        var securityCheckReport: @Sendable (Int) -> Answer = { _ in .error(404, "security_check_not_answered") }
     }
 
     /// What reached the fake: method, path and body of every request.
@@ -40,6 +41,7 @@ struct FakeCountersign: Sendable {
         struct Request: Sendable {
             var method: String
             var path: String
+            var query: String? = nil
             var body: String
             var authorization: String?
         }
@@ -58,7 +60,8 @@ struct FakeCountersign: Sendable {
 
         func bodies(_ route: String) -> [String] { all.filter { Self.route(of: $0) == route }.map(\.body) }
 
-        /// `openSession`, `challenge`, `outcome`, `invalidate`, `getSession`, `credentials` or the path.
+        /// `openSession`, `challenge`, `outcome`, `invalidate`, `getSession`, `credentials`,
+        /// `securityCheckReport` or the path.
         static func route(of request: Request) -> String {
             let parts = request.path.split(separator: "/")
             switch (request.method, parts.count, parts.last) {
@@ -68,6 +71,7 @@ struct FakeCountersign: Sendable {
             case ("POST", 4, "invalidate"): return "invalidate"
             case ("POST", 4, "credentials"): return "credentials"
             case ("POST", 4, "outcome"): return "outcome"
+            case ("POST", 6, "failure"), ("POST", 6, "success"): return "securityCheckReport"
             default: return request.path
             }
         }
@@ -90,6 +94,7 @@ struct FakeCountersign: Sendable {
         let recorded = Recorder.Request(
             method: request.method.rawValue,
             path: request.uri.path,
+            query: request.uri.query,
             body: String(buffer: body),
             authorization: request.headers[.authorization]
         )
@@ -101,6 +106,7 @@ struct FakeCountersign: Sendable {
         case "outcome": answer = script.outcome(number)
         case "invalidate": answer = script.invalidate(number)
         case "getSession": answer = script.getSession(number)
+        case "securityCheckReport": answer = script.securityCheckReport(number)
         default: answer = .error(404, "route_not_found")
         }
         if answer.delay > .zero { try await Task.sleep(for: answer.delay) }

@@ -79,11 +79,14 @@ struct AdminAPI: Sendable {
         return try #require(reply.object["id"] as? String)
     }
 
-    /// Replaces the policy's rules (JSON text of the array).
-    func policy(_ tenant: Tenant, rules: String) async throws {
+    /// Replaces the policy's rules and security-check handlers (JSON text of the arrays).
+    func policy(_ tenant: Tenant, rules: String, securityChecks: String = "[]") async throws {
         let current = try await call(.get, "/v1/policy", key: tenant.adminKey)
         let version = current.object["version"] as? Int ?? 0
-        let reply = try await call(.put, "/v1/policy", key: tenant.adminKey, json: #"{"version": \#(version), "rules": \#(rules)}"#)
+        let reply = try await call(
+            .put, "/v1/policy", key: tenant.adminKey,
+            json: #"{"version": \#(version), "rules": \#(rules), "securityChecks": \#(securityChecks)}"#
+        )
         try #require(reply.status == 200, "\(reply)")
     }
 
