@@ -169,7 +169,16 @@ let package = Package(
         ),
         .testTarget(
             name: "CountersignClientTests",
-            dependencies: ["CountersignClient", "CountersignHTTP", "CountersignTestSupport"],
+            dependencies: [
+                "CountersignClient",
+                "CountersignCrypto",
+                "CountersignHTTP",
+                "CountersignPostgres",
+                "CountersignTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Yams", package: "Yams"),
+            ],
             swiftSettings: testSwiftSettings
         ),
     ],

@@ -201,15 +201,7 @@ struct ClientIdentityTests {
         let script = "\(directory)/info.sh"
         try "#!/bin/sh\nexec \"\(TestPKI.opensslPath)\" pkcs12 -in \"$1\" -passin \"pass:$2\" -info -nokeys -nocerts 2>&1\n"
             .write(toFile: script, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = [script, path, passphrase]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: output, as: UTF8.self)
+        return try ChildProcess.run("/bin/sh", [script, path, passphrase]).outputText
     }
 
     /// DER of a Name with one attribute per RDN, strings tagged `stringTag`.

@@ -266,45 +266,12 @@ public struct TestPKI: Sendable {
     /// - Throws: `TestPKIError` with the command and its standard error when it exits non-zero.
     @discardableResult
     public static func runOpenSSL(_ arguments: [String], workingDirectory: String? = nil, standardInput: [UInt8]? = nil) throws -> [UInt8] {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-openssl-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        // Files, not pipes: nothing to drain concurrently, nothing to deadlock on.
-        let outputURL = scratch.appendingPathComponent("stdout")
-        let errorURL = scratch.appendingPathComponent("stderr")
-        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
-        let output = try FileHandle(forWritingTo: outputURL)
-        let error = try FileHandle(forWritingTo: errorURL)
-        defer {
-            try? output.close()
-            try? error.close()
+        // Not Foundation's Process, which can wait forever on Linux (see ChildProcess).
+        let result = try ChildProcess.run(opensslPath, arguments, workingDirectory: workingDirectory, standardInput: standardInput)
+        guard result.status == 0 else {
+            throw TestPKIError(command: "openssl " + arguments.joined(separator: " "), status: result.status, output: result.errorText)
         }
-
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: opensslPath)
-        process.arguments = arguments
-        if let workingDirectory {
-            process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory)
-        }
-        process.standardOutput = output
-        process.standardError = error
-        if let standardInput {
-            let inputURL = scratch.appendingPathComponent("stdin")
-            try Data(standardInput).write(to: inputURL)
-            process.standardInput = try FileHandle(forReadingFrom: inputURL)
-        } else {
-            process.standardInput = FileHandle.nullDevice
-        }
-        try process.run()
-        process.waitUntilExit()
-
-        let stdout = (try? Data(contentsOf: outputURL)).map { [UInt8]($0) } ?? []
-        guard process.terminationReason == .exit, process.terminationStatus == 0 else {
-            let stderr = (try? String(contentsOf: errorURL, encoding: .utf8)) ?? ""
-            throw TestPKIError(command: "openssl " + arguments.joined(separator: " "), status: process.terminationStatus, output: stderr)
-        }
-        return stdout
+        return result.standardOutput
     }
 
     /// The `openssl` executable: `$OPENSSL` when set, else the first on `$PATH`, else `/usr/bin/openssl`.

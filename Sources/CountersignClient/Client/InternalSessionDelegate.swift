@@ -1,0 +1,38 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The delegate of the client's own URLSession, which talks to Countersign.
+///
+/// Countersign authenticates with the bearer key, never with an HTTP challenge: a 401 with
+/// `WWW-Authenticate: Basic` on the way to it (a misconfigured proxy) is cancelled at once rather
+/// than answered. Without this, swift-corelibs-foundation leaves such a task hanging forever
+/// (its default handling does nothing when no credential is stored). TLS challenges get the
+/// system's default handling, so an HTTPS service is verified as usual on Apple platforms.
+final class InternalSessionDelegate: NSObject, URLSessionTaskDelegate, Sendable {
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        completionHandler(Self.disposition(for: challenge.protectionSpace.authenticationMethod), nil)
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        completionHandler(Self.disposition(for: challenge.protectionSpace.authenticationMethod), nil)
+    }
+
+    static func disposition(for method: String) -> URLSession.AuthChallengeDisposition {
+        switch AuthenticationMethod(rawValue: method) {
+        case .serverTrust, .clientCertificate: .performDefaultHandling
+        default: .cancelAuthenticationChallenge
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+
+/// How often and how patiently a ``CountersignClient`` tries a call again, and which failures
+/// it considers at all.
+///
+/// What is retried depends on what a repeat could do on the service, per operation:
+/// - **Idempotent** calls (`getSession`, `invalidateSession`, `reportOutcome`: the service
+///   counts the same outcome once) are retried after any transport failure (refused, reset,
+///   timed out) and after 502, 503 and 504.
+/// - **Others** (`openSession`, `decideChallenge`, `submitCredential`) are retried only when the
+///   request certainly did not take effect: the connection could not be made at all (refused,
+///   host not found, offline), or the service answered 503, which the contract defines as
+///   "nothing was written". A challenge is never resent after a timeout or a lost connection:
+///   the first copy may have been decided and recorded, and a second decision for the same
+///   challenge would leave the first one without an outcome.
+/// A 429 is treated like a 503. Every other answer is final.
+public struct RetryPolicy: Sendable, Hashable {
+    /// Tries in all, the first included (1 disables retries).
+    public var maxAttempts: Int
+    /// Wait before the first retry; doubled for each further one, with ±20% jitter.
+    public var initialBackoff: Duration
+    /// Longest wait between tries.
+    public var maxBackoff: Duration
+
+    public init(maxAttempts: Int = 3, initialBackoff: Duration = .milliseconds(100), maxBackoff: Duration = .seconds(2)) {
+        self.maxAttempts = max(1, maxAttempts)
+        self.initialBackoff = initialBackoff
+        self.maxBackoff = maxBackoff
+    }
+
+    /// Three tries, 100 ms then 200 ms apart.
+    public static let `default` = RetryPolicy()
+    /// One try.
+    public static let never = RetryPolicy(maxAttempts: 1)
+
+    /// What a repeat of an operation could do on the service.
+    enum Safety: Sendable {
+        /// Repeating changes nothing more than the first call did.
+        case idempotent
+        /// Repeating could act twice: repeat only what certainly did not arrive.
+        case unsafe
+    }
+
+    /// Whether a transport failure may be retried for an operation of `safety`.
+    static func mayRetry(_ error: URLError, _ safety: Safety) -> Bool {
+        if error.code == .cancelled { return false }
+        switch safety {
+        case .idempotent: return true
+        case .unsafe: return notDelivered.contains(error.code)
+        }
+    }
+
+    /// Whether an HTTP status may be retried for an operation of `safety`.
+    static func mayRetry(status: Int, _ safety: Safety) -> Bool {
+        switch status {
+        case 503, 429: return true
+        case 502, 504: return safety == .idempotent
+        default: return false
+        }
+    }
+
+    /// Failures that happen before any byte of the request leaves the machine.
+    static let notDelivered: Set<URLError.Code> = [.cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet]
+
+    /// The wait before try number `attempt + 1` (`attempt` counts from 1).
+    func backoff(after attempt: Int) -> Duration {
+        let exponent = min(attempt - 1, 16)
+        let base = min(initialBackoff * (1 << exponent), maxBackoff)
+        return base * Double.random(in: 0.8...1.2)
+    }
+}

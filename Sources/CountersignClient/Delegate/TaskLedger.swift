@@ -1,0 +1,133 @@
+import Foundation
+
+/// What the delegate remembers about each task's challenges, to report outcomes when the task
+/// ends: which decision's credential the task was given for which protection space, and which
+/// of those the upstream server already refused. Pure bookkeeping, no I/O; the delegate keeps it
+/// under a lock.
+struct TaskLedger: Sendable {
+    /// A credential a decision gave a task.
+    struct Use: Sendable, Hashable {
+        var decisionId: UUID
+        var user: String
+        var spaceKey: String
+        var isProxy: Bool
+        var host: String
+        var port: Int
+        /// The status that refused it, known when the same space challenged the task again.
+        var rejectedWith: Int?
+        /// The service counted that rejection itself (the retry's `countedRejection`).
+        var countedByService = false
+    }
+
+    struct Entry: Sendable {
+        var uses: [Use] = []
+        /// Per space: whether the last answer the task got there was a credential.
+        var lastAnswerWasCredential: [String: Bool] = [:]
+        var decisions: [DecisionSummary] = []
+        var fallbacks: [FallbackSummary] = []
+    }
+
+    /// What a task's end leaves to do and to tell.
+    struct Completion: Sendable {
+        var reports: [PendingOutcome]
+        var decisions: [DecisionSummary]
+        var fallbacks: [FallbackSummary]
+    }
+
+    private var entries: [Int: Entry] = [:]
+    /// Recently completed tasks, oldest first, so that an answer arriving after its task ended
+    /// is recognised as late rather than starting a new entry that would never complete.
+    private var completed: [Int] = []
+    private var completedSet: Set<Int> = []
+    static let completedMemory = 1024
+
+    /// A challenge arrived for `task` at `spaceKey`. When it is a retry (`previousFailureCount > 0`)
+    /// and the last answer the task got for that space was a credential, the upstream server
+    /// refused that credential: marks it rejected with `status` and returns it.
+    mutating func retry(task: Int, spaceKey: String, previousFailureCount: Int, status: Int) -> Use? {
+        guard previousFailureCount > 0, var entry = entries[task], entry.lastAnswerWasCredential[spaceKey] == true,
+            let index = entry.uses.lastIndex(where: { $0.spaceKey == spaceKey })
+        else { return nil }
+        if entry.uses[index].rejectedWith == nil { entry.uses[index].rejectedWith = status }
+        let use = entry.uses[index]
+        entries[task] = entry
+        return use
+    }
+
+    /// The service says it counted the rejection of `decisionId` (a retry's `countedRejection`).
+    mutating func serviceCounted(_ decisionId: UUID) {
+        for (task, var entry) in entries {
+            guard let index = entry.uses.firstIndex(where: { $0.decisionId == decisionId }) else { continue }
+            entry.uses[index].countedByService = true
+            entries[task] = entry
+            return
+        }
+    }
+
+    /// Records a decision applied to `task` (and the credential it gave, if any). Returns false
+    /// when the task already ended: nothing is recorded, and the caller settles the decision.
+    mutating func record(_ summary: DecisionSummary, use: Use?, task: Int) -> Bool {
+        guard !completedSet.contains(task) else { return false }
+        var entry = entries[task] ?? Entry()
+        entry.decisions.append(summary)
+        entry.lastAnswerWasCredential[summary.protectionSpace.ledgerKey] = use != nil
+        if let use { entry.uses.append(use) }
+        entries[task] = entry
+        return true
+    }
+
+    /// Records a fallback applied to `task`.
+    mutating func record(_ fallback: FallbackSummary, task: Int) {
+        guard !completedSet.contains(task) else { return }
+        var entry = entries[task] ?? Entry()
+        entry.fallbacks.append(fallback)
+        entry.lastAnswerWasCredential[fallback.protectionSpace.ledgerKey] = false
+        entries[task] = entry
+    }
+
+    /// The task ended with `status` from `host`:`port` (nil: no HTTP response). Every credential
+    /// it was given gets an outcome:
+    /// - refused by a later challenge of the same space: `rejected` with that challenge's status,
+    ///   unless the service already counted it from the retry itself;
+    /// - otherwise judged by the final response: the space's authentication failure (401 from
+    ///   that origin, 407 from a proxy) is `rejected`; any other status means the credential
+    ///   got past authentication and is `accepted` (a 403 or 404 is the server's verdict on the
+    ///   request, not on the credential); no response at all is `cancelled`.
+    mutating func complete(task: Int, status: Int?, host: String?, port: Int?) -> Completion {
+        remember(completedTask: task)
+        guard let entry = entries.removeValue(forKey: task) else { return Completion(reports: [], decisions: [], fallbacks: []) }
+        var reports: [PendingOutcome] = []
+        for use in entry.uses {
+            if let rejectedWith = use.rejectedWith {
+                if !use.countedByService {
+                    reports.append(PendingOutcome(decisionId: use.decisionId, report: OutcomeReport(outcome: .rejected, upstreamStatus: rejectedWith)))
+                }
+                continue
+            }
+            guard let status else {
+                reports.append(PendingOutcome(decisionId: use.decisionId, report: OutcomeReport(outcome: .cancelled)))
+                continue
+            }
+            let refusedHere: Bool
+            if use.isProxy {
+                refusedHere = status == 407
+            } else {
+                let sameServer = (host.map { $0.lowercased() == use.host.lowercased() } ?? true) && (port.map { $0 == use.port } ?? true)
+                refusedHere = status == 401 && sameServer
+            }
+            reports.append(PendingOutcome(decisionId: use.decisionId, report: OutcomeReport(outcome: refusedHere ? .rejected : .accepted, upstreamStatus: status)))
+        }
+        return Completion(reports: reports, decisions: entry.decisions, fallbacks: entry.fallbacks)
+    }
+
+    /// Tasks with an entry (for tests and diagnostics).
+    var openTasks: Set<Int> { Set(entries.keys) }
+
+    private mutating func remember(completedTask task: Int) {
+        guard completedSet.insert(task).inserted else { return }
+        completed.append(task)
+        if completed.count > Self.completedMemory {
+            completedSet.remove(completed.removeFirst())
+        }
+    }
+}

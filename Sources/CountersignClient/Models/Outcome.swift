@@ -1,0 +1,18 @@
+/// What happened after a decision: `accepted`, `rejected`, `cancelled`.
+/// Open: values a later service adds decode as themselves.
+public struct Outcome: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+    public let rawValue: String
+
+    public init(rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    public var description: String { rawValue }
+
+    /// The upstream server took the credential; the rejection count resets.
+    public static let accepted = Self(rawValue: "accepted")
+    /// The upstream server refused the credential; it counts one rejection.
+    public static let rejected = Self(rawValue: "rejected")
+    /// The credential was never judged (the request was cancelled or failed first).
+    public static let cancelled = Self(rawValue: "cancelled")
+}

@@ -1,0 +1,71 @@
+public import Foundation
+
+/// Where a challenge comes from (`URLProtectionSpace`), as the service's `ProtectionSpace` schema
+/// spells it.
+public struct ProtectionSpace: Codable, Hashable, Sendable {
+    public var host: String
+    public var port: Int
+    /// `http`, `https`, `ftp`, ... (`protocol` in JSON).
+    public var protocolName: String?
+    public var realm: String?
+    public var authenticationMethod: AuthenticationMethod
+    /// A proxy asked (407), not the origin server.
+    public var isProxy: Bool
+    /// `http`, `https`, `socks`, ... for proxies.
+    public var proxyType: String?
+    public var receivesCredentialSecurely: Bool?
+    /// Client-certificate challenges: the server's acceptable issuers, DER (base64 on the wire).
+    public var distinguishedNames: [Data]?
+    /// Server-trust challenges: the server's chain as received, DER, leaf first.
+    public var serverTrust: ServerTrustChain?
+
+    public init(
+        host: String,
+        port: Int,
+        protocolName: String? = nil,
+        realm: String? = nil,
+        authenticationMethod: AuthenticationMethod,
+        isProxy: Bool = false,
+        proxyType: String? = nil,
+        receivesCredentialSecurely: Bool? = nil,
+        distinguishedNames: [Data]? = nil,
+        serverTrust: ServerTrustChain? = nil
+    ) {
+        self.host = host
+        self.port = port
+        self.protocolName = protocolName
+        self.realm = realm
+        self.authenticationMethod = authenticationMethod
+        self.isProxy = isProxy
+        self.proxyType = proxyType
+        self.receivesCredentialSecurely = receivesCredentialSecurely
+        self.distinguishedNames = distinguishedNames
+        self.serverTrust = serverTrust
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case host, port, realm, authenticationMethod, isProxy, proxyType, receivesCredentialSecurely, distinguishedNames, serverTrust
+        case protocolName = "protocol"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        host = try container.decode(String.self, forKey: .host)
+        port = try container.decode(Int.self, forKey: .port)
+        protocolName = try container.decodeIfPresent(String.self, forKey: .protocolName)
+        realm = try container.decodeIfPresent(String.self, forKey: .realm)
+        authenticationMethod = try container.decode(AuthenticationMethod.self, forKey: .authenticationMethod)
+        isProxy = try container.decodeIfPresent(Bool.self, forKey: .isProxy) ?? false
+        proxyType = try container.decodeIfPresent(String.self, forKey: .proxyType)
+        receivesCredentialSecurely = try container.decodeIfPresent(Bool.self, forKey: .receivesCredentialSecurely)
+        distinguishedNames = try container.decodeIfPresent([Data].self, forKey: .distinguishedNames)
+        serverTrust = try container.decodeIfPresent(ServerTrustChain.self, forKey: .serverTrust)
+    }
+
+    /// How this client tells spaces apart when it follows the credentials it handed to a task:
+    /// origin or proxy, protocol, host, port, realm and method, case folded where case does not matter.
+    var ledgerKey: String {
+        [isProxy ? "proxy" : "origin", protocolName?.lowercased() ?? "", host.lowercased(), String(port), realm ?? "", authenticationMethod.rawValue]
+            .joined(separator: "|")
+    }
+}

@@ -1,0 +1,18 @@
+public import Foundation
+
+extension CountersignClient {
+    /// `reportOutcome`: tells the service what the upstream server did with a decision's
+    /// credential. The service counts the same report once, so this call is retried like a GET.
+    @discardableResult
+    public func reportOutcome(_ report: OutcomeReport, for decisionID: UUID) async throws(CountersignClientError) -> OutcomeResponse {
+        try await send(
+            APIRequest(
+                operation: "reportOutcome",
+                method: "POST",
+                path: "v1/decisions/\(decisionID.uuidString.lowercased())/outcome",
+                json: report,
+                safety: .idempotent
+            )
+        )
+    }
+}

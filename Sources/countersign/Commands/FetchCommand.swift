@@ -1,0 +1,166 @@
+import ArgumentParser
+import CountersignClient
+import Foundation
+import Synchronization
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+struct FetchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fetch",
+        abstract: "Fetch a URL through URLSession, letting Countersign answer its authentication challenges.",
+        discussion: """
+            Uses CountersignSessionDelegate as a fleet app would: the first challenge opens a
+            Countersign session, every challenge is forwarded, the task's outcome is reported, and
+            the session is invalidated at the end. Prints the HTTP status and each decision taken
+            (decision id, disposition, rule, reason); never a password. Exits 0 for a 2xx or 3xx
+            status, 1 otherwise.
+            """
+    )
+
+    @Argument(help: "The URL to fetch.")
+    var url: String
+
+    @Option(help: "Countersign's base URL. Env: COUNTERSIGN_SERVICE_URL.")
+    var service: String = Environment.string("COUNTERSIGN_SERVICE_URL") ?? "http://127.0.0.1:8080"
+
+    @Option(help: ArgumentHelp("The client key. Env: COUNTERSIGN_CLIENT_KEY (preferred: a flag shows in the process list).", valueName: "key"))
+    var key: String?
+
+    @Option(help: "The client id to open the session with. Env: COUNTERSIGN_CLIENT_ID.")
+    var clientId: String = Environment.string("COUNTERSIGN_CLIENT_ID") ?? "countersign-fetch"
+
+    @Option(help: "HTTP method.")
+    var method: String = "GET"
+
+    @Option(help: "Answer when Countersign cannot: performDefaultHandling, cancelAuthenticationChallenge, rejectProtectionSpace.")
+    var fallback: String = CountersignSessionDelegate.Fallback.performDefaultHandling.rawValue
+
+    @Option(help: "Seconds to wait for the whole fetch.")
+    var timeout: Int = 60
+
+    func validate() throws {
+        guard let target = URL(string: url), target.scheme == "http" || target.scheme == "https", target.host != nil else {
+            throw ValidationError("the URL must be an http or https URL with a host")
+        }
+        guard let base = URL(string: service), base.scheme == "http" || base.scheme == "https", base.host != nil else {
+            throw ValidationError("--service must be an http or https URL with a host")
+        }
+        guard CountersignSessionDelegate.Fallback(rawValue: fallback) != nil else {
+            throw ValidationError("--fallback must be one of \(CountersignSessionDelegate.Fallback.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        guard resolvedKey != nil else { throw ValidationError("give the client key with COUNTERSIGN_CLIENT_KEY or --key") }
+        guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+    }
+
+    private var resolvedKey: String? { key ?? Environment.string("COUNTERSIGN_CLIENT_KEY") }
+
+    func run() async throws {
+        guard let target = URL(string: url), let base = URL(string: service), let secret = resolvedKey,
+            let fallback = CountersignSessionDelegate.Fallback(rawValue: fallback)
+        else { throw ExitCode.validationFailure }
+
+        let completions = TaskCompletions()
+        let printer = EventPrinter()
+        let client = CountersignClient(baseURL: base, key: ClientKey(secret))
+        let delegate = CountersignSessionDelegate(
+            client: client,
+            configuration: .init(clientId: clientId, sessionLabel: "countersign fetch", fallback: fallback) { event in
+                printer.print(event)
+                if case .taskCompleted(let summary) = event { completions.complete(summary) }
+            }
+        )
+        let session = URLSession(configuration: .ephemeral, delegate: delegate, delegateQueue: nil)
+        var request = URLRequest(url: target)
+        request.httpMethod = method.uppercased()
+        request.timeoutInterval = TimeInterval(timeout)
+
+        print("\(request.httpMethod ?? "GET") \(target.absoluteString)")
+        // A delegate-driven task (no completion handler): URLSession then reports its end to the
+        // delegate on every platform, which is where outcomes are reported.
+        let task = session.dataTask(with: request)
+        let summary = await completions.wait(for: task.taskIdentifier, timeout: .seconds(timeout)) { task.resume() }
+        delegate.finishTasksAndInvalidate(session)
+        await delegate.waitUntilIdle()
+
+        guard let summary else {
+            task.cancel()
+            print("no answer within \(timeout) s")
+            throw ExitCode.failure
+        }
+        if let status = summary.status {
+            print("status: \(status)")
+        } else {
+            print("no response: \(summary.error.map { String(describing: $0) } ?? "unknown error")")
+        }
+        guard let status = summary.status, (200..<400).contains(status) else { throw ExitCode.failure }
+    }
+}
+
+/// Prints the delegate's events as they happen, without secrets (events carry none).
+private struct EventPrinter: Sendable {
+    func print(_ event: CountersignSessionDelegate.Event) {
+        switch event {
+        case .sessionOpened(let session):
+            Swift.print("countersign session \(session.id.uuidString.lowercased()) opened (client \(session.clientId))")
+        case .decided(let decision):
+            Swift.print("decision \(decision)")
+        case .fellBack(let fallback):
+            Swift.print("\(fallback)")
+        case .taskCompleted:
+            break
+        case .outcomeReported(let decisionId, let report, let counted):
+            let status = report.upstreamStatus.map { " (\($0))" } ?? ""
+            Swift.print("outcome \(decisionId.uuidString.lowercased()) \(report.outcome)\(status)\(counted ? ", counted as a rejection" : "")")
+        case .outcomeReportFailed(let decisionId, let report, let error):
+            Swift.print("outcome \(decisionId.uuidString.lowercased()) \(report.outcome) not reported: \(error)")
+        case .sessionInvalidated(let session):
+            Swift.print("countersign session \(session.id.uuidString.lowercased()) invalidated (\(session.invalidationMode?.rawValue ?? "?"))")
+        case .sessionInvalidationFailed(let error):
+            Swift.print("countersign session not invalidated: \(error)")
+        }
+    }
+}
+
+/// Waits for one task's completion, as the delegate announces it.
+private final class TaskCompletions: Sendable {
+    private struct State {
+        var finished: [Int: CountersignSessionDelegate.TaskSummary] = [:]
+        var waiters: [Int: CheckedContinuation<CountersignSessionDelegate.TaskSummary?, Never>] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    func complete(_ summary: CountersignSessionDelegate.TaskSummary) {
+        let waiter = state.withLock { state in
+            if let waiter = state.waiters.removeValue(forKey: summary.taskIdentifier) { return Optional(waiter) }
+            state.finished[summary.taskIdentifier] = summary
+            return nil
+        }
+        waiter?.resume(returning: summary)
+    }
+
+    /// Runs `start`, then waits at most `timeout` for task `id` to complete.
+    func wait(for id: Int, timeout: Duration, start: () -> Void) async -> CountersignSessionDelegate.TaskSummary? {
+        await withCheckedContinuation { continuation in
+            let done = state.withLock { state in
+                if let summary = state.finished.removeValue(forKey: id) { return Optional(summary) }
+                state.waiters[id] = continuation
+                return nil
+            }
+            if let done {
+                continuation.resume(returning: done)
+                return
+            }
+            // Registered first, so the timer always finds the waiter unless the task won.
+            Task {
+                try? await Task.sleep(for: timeout)
+                let waiter = self.state.withLock { $0.waiters.removeValue(forKey: id) }
+                waiter?.resume(returning: nil)
+            }
+            start()
+        }
+    }
+}

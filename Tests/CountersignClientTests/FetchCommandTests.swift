@@ -1,0 +1,83 @@
+import CountersignTestSupport
+import Foundation
+import Testing
+
+/// `countersign fetch URL`, the built executable, against a real Countersign and a Basic server.
+@Suite("countersign fetch")
+struct FetchCommandTests {
+    /// The `countersign` executable built beside the test bundle (`swift build --build-tests`
+    /// builds both).
+    static var executable: URL {
+        get throws {
+            var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            // Linux: .build/debug/<package>PackageTests.xctest; the executable is its sibling.
+            if directory.lastPathComponent.hasSuffix(".xctest") { directory.deleteLastPathComponent() }
+            let candidate = directory.appendingPathComponent("countersign")
+            return try #require(FileManager.default.isExecutableFile(atPath: candidate.path) ? candidate : nil, "no countersign executable in \(directory.path)")
+        }
+    }
+
+    /// Runs the executable to its end, on a thread of its own: the service it talks to runs in
+    /// this process and needs Swift concurrency's threads meanwhile.
+    static func run(_ arguments: [String], environment: [String: String]) async throws -> (status: Int32, output: String) {
+        let result = try await ChildProcess.runDetached(
+            try executable.path,
+            arguments,
+            environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        )
+        return (result.status, result.outputText + result.errorText)
+    }
+
+    @Test("fetches through the delegate and prints the status and decisions, never the password")
+    func fetch() async throws {
+        try await LiveCountersign.run { service in
+            try await BasicAuthServer.run(user: EndToEndTests.account, password: "fetch-password") { server in
+                let tenant = try await EndToEndTests.prepare(service, server: server, password: "fetch-password")
+                let (status, output) = try await Self.run(
+                    ["fetch", server.url.absoluteString, "--service", service.baseURL.absoluteString, "--client-id", "fetch-test"],
+                    environment: ["COUNTERSIGN_CLIENT_KEY": tenant.clientKey]
+                )
+                #expect(status == 0, "\(output)")
+                #expect(output.contains("status: 200"), "\(output)")
+                #expect(output.contains("useCredential"), "\(output)")
+                #expect(output.contains("rule: fleet-basic (Fleet Basic)"), "\(output)")
+                #expect(output.contains("user: \(EndToEndTests.account)"), "\(output)")
+                #expect(output.contains("accepted (200)"), "\(output)")
+                #expect(output.contains("invalidated (finishTasks)"), "\(output)")
+                #expect(!output.contains("fetch-password"), "\(output)")
+                #expect(!output.contains(tenant.clientKey), "\(output)")
+            }
+        }
+    }
+
+    @Test("a refused credential: exit 1 with the 401 and the blocking decision")
+    func refused() async throws {
+        try await LiveCountersign.run { service in
+            try await BasicAuthServer.run(user: EndToEndTests.account, password: "right") { server in
+                let tenant = try await EndToEndTests.prepare(service, server: server, password: "wrong", maxFailures: 2)
+                let (status, output) = try await Self.run(
+                    ["fetch", server.url.absoluteString, "--service", service.baseURL.absoluteString, "--key", tenant.clientKey],
+                    environment: [:]
+                )
+                #expect(status == 1, "\(output)")
+                #expect(output.contains("status: 401"), "\(output)")
+                #expect(output.contains("cancelAuthenticationChallenge"), "\(output)")
+                #expect(output.contains("remaining attempts: 0"), "\(output)")
+                #expect(!output.contains("wrong"), "\(output)")
+            }
+        }
+    }
+
+    @Test("Countersign down: the fallback, and the task still ends")
+    func serviceDown() async throws {
+        try await BasicAuthServer.run(user: "u", password: "p") { server in
+            let (status, output) = try await Self.run(
+                ["fetch", server.url.absoluteString, "--service", "http://127.0.0.1:1", "--key", "csk_abcdefghjkmn_x", "--timeout", "20"],
+                environment: [:]
+            )
+            #expect(status == 1, "\(output)")
+            #expect(output.contains("fallback"), "\(output)")
+            #expect(output.contains("status: 401"), "\(output)")
+        }
+    }
+}
