@@ -171,7 +171,7 @@ struct RawResponseTests {
         #expect(code { try response(headers: wide).validated() } == "challenge_too_large")
         #expect(code { try response(headers: [["WWW-Authenticate", #"Digest realm="unterminated, nonce="n"#]]).validated() } == "malformed_challenge")
         #expect(code { try response(headers: [["WWW-Authenticate", "Basic realm=\"\u{7}\""]]).validated() } == "malformed_challenge")
-        let parameters = "Digest " + (0..<5000).map { "p\($0)=v" }.joined(separator: ", ")
+        let parameters = "Digest " + (0..<1500).map { "p\($0)=v" }.joined(separator: ",")
         #expect(code { try response(headers: [["WWW-Authenticate", parameters]]).validated() } == "too_many_parameters")
         let lines = (0..<5000).map { _ in ["WWW-Authenticate", "Basic"] }
         #expect(code { try response(headers: lines).validated() } == "too_many_challenges")

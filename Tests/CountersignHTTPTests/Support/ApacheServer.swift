@@ -2,9 +2,6 @@ import CountersignCrypto
 import Foundation
 import Testing
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 #if canImport(Glibc)
 import Glibc
@@ -28,9 +25,9 @@ final class ApacheServer {
     /// Where it listens.
     let endpoint: ApacheEndpoint
     let directory: URL
-    private let process: Process
+    private let process: SpawnedProcess
 
-    private init(port: Int, directory: URL, process: Process) {
+    private init(port: Int, directory: URL, process: SpawnedProcess) {
         self.endpoint = ApacheEndpoint(port: port)
         self.directory = directory
         self.process = process
@@ -61,26 +58,24 @@ final class ApacheServer {
             let directory = try makeDirectory()
             let port = try freeLoopbackPort()
             try writeFiles(in: directory, port: port, basic: basic, digest: digest)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: binary)
-            process.arguments = ["-f", directory.appendingPathComponent("httpd.conf").path, "-DFOREGROUND"]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try SpawnedProcess(
+                binary,
+                arguments: ["-f", directory.appendingPathComponent("httpd.conf").path, "-DFOREGROUND"],
+                output: directory.appendingPathComponent("console.log").path
+            )
             let server = ApacheServer(port: port, directory: directory, process: process)
             if try await server.waitUntilServing() { return server }
-            lastError = (try? String(contentsOf: directory.appendingPathComponent("error.log"), encoding: .utf8)) ?? ""
+            lastError = ["console.log", "error.log"]
+                .compactMap { try? String(contentsOf: directory.appendingPathComponent($0), encoding: .utf8) }
+                .joined(separator: "\n")
             server.stop()
         }
         throw ApacheStartFailure(errorLog: lastError)
     }
 
-    /// Kills Apache (its children go with it) and removes its directory.
+    /// Stops Apache and its workers and removes its directory.
     func stop() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        process.stop()
         try? FileManager.default.removeItem(at: directory)
     }
 
@@ -127,7 +122,9 @@ final class ApacheServer {
         let asRoot = geteuid() == 0
         let modules = [
             "mpm_event", "authn_core", "authn_file", "authz_core", "authz_user", "auth_basic", "auth_digest",
-        ] + (asRoot ? ["unixd"] : [])
+        ]
+            // Debian builds mod_unixd in; elsewhere it is a module, needed for User and Group.
+            + (asRoot && FileManager.default.fileExists(atPath: "\(Self.modules)/mod_unixd.so") ? ["unixd"] : [])
         let config = """
             ServerRoot "\(root)"
             ServerName 127.0.0.1
@@ -185,39 +182,152 @@ final class ApacheServer {
     }
 }
 
-/// Where a started Apache listens, and a plain HTTP client for it.
+/// Where a started Apache listens, and a plain HTTP/1.1 client for it.
+///
+/// Not URLSession: on Linux, swift-corelibs-foundation's URLSession never completes a request
+/// whose response is a 401 unless a delegate cancels it (and then there is no response to read),
+/// and a client of this kind must see the 401 with its headers exactly as sent, repeats included.
 struct ApacheEndpoint: Sendable {
     let port: Int
 
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
-    /// Sends a GET, with `authorization` as `Authorization` if given; returns the status and headers.
+    /// Sends a GET, with `authorization` as `Authorization` if given; returns the status, every
+    /// header as `[name, value]` in order, and the body.
     func get(_ path: String, authorization: String? = nil) async throws -> (status: Int, headers: [[String]], body: String) {
-        var request = URLRequest(url: URL(string: baseURL + path)!)
-        request.httpMethod = "GET"
-        request.timeoutInterval = 10
-        if let authorization { request.setValue(authorization, forHTTPHeaderField: "Authorization") }
-        let (data, response) = try await Self.session.data(for: request)
-        let http = try #require(response as? HTTPURLResponse)
-        let headers = http.allHeaderFields.compactMap { name, value -> [String]? in
-            guard let name = name as? String, let value = value as? String else { return nil }
-            return [name, value]
+        var request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUser-Agent: countersign-tests\r\nConnection: close\r\n"
+        if let authorization { request += "Authorization: \(authorization)\r\n" }
+        request += "\r\n"
+        let port = port
+        let bytes = Array(request.utf8)
+        let raw = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
+            // Blocking socket calls belong on a thread of their own, not on the cooperative pool.
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try Self.exchange(bytes, port: port) })
+            }
         }
-        return (http.statusCode, headers, String(decoding: data, as: UTF8.self))
+        return try Self.parse(raw)
     }
 
-    /// No cookies, caches or stored credentials: every request goes out exactly as built.
-    private static let session: URLSession = {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.urlCredentialStorage = nil
-        configuration.httpCookieStorage = nil
-        configuration.urlCache = nil
-        return URLSession(configuration: configuration)
-    }()
+    private static func exchange(_ request: [UInt8], port: Int) throws -> [UInt8] {
+        #if canImport(Glibc)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard descriptor >= 0 else { throw ApacheStartFailure(errorLog: "socket: \(errno)") }
+        defer { close(descriptor) }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw ApacheStartFailure(errorLog: "connect to port \(port): errno \(errno)") }
+        var sent = 0
+        while sent < request.count {
+            let count = request[sent...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { throw ApacheStartFailure(errorLog: "send: errno \(errno)") }
+            sent += count
+        }
+        var response: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            guard count >= 0 else { throw ApacheStartFailure(errorLog: "recv: errno \(errno)") }
+            if count == 0 { return response }
+            response.append(contentsOf: buffer[..<count])
+        }
+    }
+
+    private static func parse(_ raw: [UInt8]) throws -> (status: Int, headers: [[String]], body: String) {
+        let separator: [UInt8] = Array("\r\n\r\n".utf8)
+        guard let end = raw.indices.first(where: { raw[$0...].starts(with: separator) }) else {
+            throw ApacheStartFailure(errorLog: "not an HTTP response: \(String(decoding: raw.prefix(200), as: UTF8.self))")
+        }
+        let lines = String(decoding: raw[..<end], as: UTF8.self).components(separatedBy: "\r\n")
+        let statusParts = lines[0].split(separator: " ", maxSplits: 2)
+        guard statusParts.count >= 2, statusParts[0].hasPrefix("HTTP/1."), let status = Int(statusParts[1]) else {
+            throw ApacheStartFailure(errorLog: "not a status line: \(lines[0])")
+        }
+        let headers = lines.dropFirst().compactMap { line -> [String]? in
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            return [String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)]
+        }
+        return (status, headers, String(decoding: raw[(end + separator.count)...], as: UTF8.self))
+    }
 }
 
 /// Apache exited or never answered; its error log says why.
 struct ApacheStartFailure: Error, CustomStringConvertible {
     let errorLog: String
     var description: String { "Apache httpd did not start: \(errorLog)" }
+}
+
+/// A child process in a process group of its own, started with the default signal mask and
+/// dispositions. Foundation's `Process` passes on the spawning thread's mask, and test runner
+/// threads block SIGTERM, so an Apache started that way could never be stopped politely.
+final class SpawnedProcess {
+    let pid: pid_t
+
+    init(_ path: String, arguments: [String], output: String) throws {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGWINCH, SIGPIPE, SIGCHLD] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+
+        let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+        defer { for argument in argv { free(argument) } }
+        var pid: pid_t = 0
+        let status = posix_spawn(&pid, path, &actions, &attributes, argv, environ)
+        guard status == 0 else { throw ApacheStartFailure(errorLog: "posix_spawn \(path): \(String(cString: strerror(status)))") }
+        self.pid = pid
+    }
+
+    deinit { stop() }
+
+    private var exited = false
+
+    var isRunning: Bool {
+        guard !exited else { return false }
+        var status: Int32 = 0
+        let reaped = waitpid(pid, &status, WNOHANG)
+        // ECHILD: someone else reaped it (Foundation reaps the children of its own Process).
+        if reaped == pid || (reaped == -1 && errno == ECHILD) { exited = true }
+        return !exited
+    }
+
+    /// SIGTERM (Apache stops its workers, then itself), up to five seconds for it, then
+    /// SIGKILL for the whole group, while the parent still lives and so the group is surely its.
+    func stop() {
+        guard isRunning else { return }
+        kill(pid, SIGTERM)
+        for _ in 0..<50 where isRunning {
+            usleep(100_000)
+        }
+        guard isRunning else { return }
+        kill(-pid, SIGKILL)
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        exited = true
+    }
 }
