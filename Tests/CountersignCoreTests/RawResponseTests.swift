@@ -181,4 +181,35 @@ struct RawResponseTests {
         let many = (0..<2001).map { ["X-Filler-\($0)", "x"] } + [["WWW-Authenticate", "Basic"]]
         #expect(code { try response(headers: many).validated() } == "invalid_field")
     }
+
+    @Test func theDigestExampleOfTheAPIDocumentIsWhatGetsWritten() throws {
+        // openapi.yaml, POST /v1/sessions/{sessionId}/responses: request example `digest`, answer example `digest`.
+        let nonce = "7ypf/xlj9XXwfDPEoM4URrv/xwf94BcCAzFZH4GiTo0v"
+        let opaque = "FQhe/qaU925kfnzjCev0ciny7QMkPqMAFRtzCUYo5tdS"
+        let context = try response(
+            headers: [
+                ["Date", "Mon, 23 Nov 2026 10:00:00 GMT"],
+                ["WWW-Authenticate", #"Digest realm="http-auth@example.org", qop="auth, auth-int", algorithm=SHA-256, nonce="\#(nonce)", opaque="\#(opaque)""#],
+                ["WWW-Authenticate", #"Digest realm="http-auth@example.org", qop="auth, auth-int", algorithm=MD5, nonce="\#(nonce)", opaque="\#(opaque)""#],
+                ["Content-Type", "text/html"],
+            ],
+            url: "https://www.example.org/dir/index.html"
+        ).validated()
+        let credential = Credential(
+            id: UUID(), tenantID: UUID(), kind: .password, attributes: CredentialAttributes(host: "www.example.org", account: "Mufasa"),
+            domain: nil, label: nil, owner: .tenant(submittedBy: nil), secretVersion: 1, createdAt: Date(), updatedAt: Date()
+        )
+        let plan = try ResponseDecider.plan(context, policy: .empty) { _ in
+            DecisionPlan(disposition: .useCredential, credential: credential, scope: .task, source: .policy, reason: "example")
+        }
+        let digest = try #require(plan.chosen?.digest)
+        let answer = try DigestResponder(hash: openSSLDigestHash).authorization(
+            for: digest, user: "Mufasa", password: "Circle of Life", method: context.method, requestURI: context.requestTarget,
+            entityBody: context.entityBody, cnonce: "3f1c2a9e8b7d6c5f4e3d2c1b0a998877", nonceCount: 1
+        )
+        #expect(
+            answer.headerValue
+                == #"Digest username="Mufasa", realm="http-auth@example.org", uri="/dir/index.html", algorithm=SHA-256, nonce="\#(nonce)", nc=00000001, cnonce="3f1c2a9e8b7d6c5f4e3d2c1b0a998877", qop=auth, response="614c0db6b7f344d0497f0a9d236bb8614b529cd1a8ecebe238b082f058194bc0", opaque="\#(opaque)""#
+        )
+    }
 }

@@ -99,4 +99,31 @@ struct ApacheUpstreamTests {
             }
         }
     }
+
+    @Test func anExpiredNonceIsStaleNotARejection() async throws {
+        try await ApacheServer.run(basic: Self.basicUser, digest: Self.digestUser) { apache in
+            try await TestService.run { api in
+                let (tenant, session) = try await tenant(api, port: apache.port, user: Self.digestUser.user, password: Self.digestUser.password, maxFailures: 1)
+                let path = "/stale/index.html"
+                let first = try await apache.get(path)
+                let answer = try await api.response(tenant, session: session, headers: first.headers, url: apache.baseURL + path)
+                let header = try #require(answer.authorizationValue, "\(answer)")
+
+                // Past the nonce's one-second lifetime Apache refuses the right password as stale.
+                try await Task.sleep(for: .milliseconds(2200))
+                let expired = try await apache.get(path, authorization: header)
+                #expect(expired.status == 401)
+                #expect(expired.headers.contains { $0[0].lowercased() == "www-authenticate" && $0[1].contains("stale=true") }, "\(expired.headers)")
+
+                let renewed = try await api.response(tenant, session: session, headers: expired.headers, url: apache.baseURL + path)
+                #expect(renewed.string("disposition") == "useCredential", "\(renewed)")
+                #expect(renewed.string("reasonCode") == "stale_nonce")
+                #expect(renewed["countedRejection"] is NSNull)
+                #expect(renewed.json["remainingAttempts"] as? Int == 1)
+                let opened = try await apache.get(path, authorization: try #require(renewed.authorizationValue))
+                #expect(opened.status == 200)
+                #expect(opened.body == "stale ok\n")
+            }
+        }
+    }
 }

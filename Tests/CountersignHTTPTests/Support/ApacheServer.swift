@@ -14,7 +14,8 @@ import Darwin
 /// port: a real upstream server that nobody here wrote.
 ///
 /// `/basic/` is protected by Basic and `/digest/` by Digest (`AuthDigestAlgorithm MD5`: Debian's
-/// mod_auth_digest implements MD5 only), each with one user. ``stop()`` kills it and removes the
+/// mod_auth_digest implements MD5 only), each with one user; `/stale/` is `/digest/` with nonces
+/// that expire after a second. ``stop()`` kills it and removes the
 /// directory; use ``run(basic:digest:_:)`` so that happens even when the test fails.
 final class ApacheServer {
     static let binary = "/usr/sbin/apache2"
@@ -90,11 +91,11 @@ final class ApacheServer {
 
     private static func makeDirectory() throws -> URL {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-apache-\(UUID().uuidString.prefix(8))")
-        for path in ["docs/basic", "docs/digest", "run"] {
+        for path in ["docs/basic", "docs/digest", "docs/stale", "run"] {
             try FileManager.default.createDirectory(at: directory.appendingPathComponent(path), withIntermediateDirectories: true)
         }
         // The workers run as www-data when the tests run as root: they must read the files.
-        for path in ["", "docs", "docs/basic", "docs/digest"] {
+        for path in ["", "docs", "docs/basic", "docs/digest", "docs/stale"] {
             try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.appendingPathComponent(path).path)
         }
         return directory
@@ -113,6 +114,7 @@ final class ApacheServer {
         }
         try write("basic ok\n", "docs/basic/index.html")
         try write("digest ok\n", "docs/digest/index.html")
+        try write("stale ok\n", "docs/stale/index.html")
         // htpasswd's {SHA} format and htdigest's user:realm:MD5(user:realm:password).
         try write("\(basic.user):{SHA}\(Data(Digest.hash(.sha1, Array(basic.password.utf8))).base64EncodedString())\n", "basic.pw")
         let ha1 = Digest.hash(.md5, Array("\(digest.user):\(digestRealm):\(digest.password)".utf8)).hexString
@@ -149,6 +151,15 @@ final class ApacheServer {
                 AuthName "\(digestRealm)"
                 AuthDigestProvider file
                 AuthDigestAlgorithm MD5
+                AuthUserFile "\(root)/digest.pw"
+                Require valid-user
+            </Location>
+            <Location "/stale">
+                AuthType Digest
+                AuthName "\(digestRealm)"
+                AuthDigestProvider file
+                AuthDigestAlgorithm MD5
+                AuthDigestNonceLifetime 1
                 AuthUserFile "\(root)/digest.pw"
                 Require valid-user
             </Location>
