@@ -6,7 +6,9 @@
 -- 16 KiB long, so rows are keyed by its SHA-256.
 CREATE TABLE digest_nonce_counts (
     tenant_id     uuid NOT NULL REFERENCES tenants (id),
-    credential_id uuid NOT NULL REFERENCES credentials (id) ON DELETE CASCADE,
+    -- No foreign key to credentials (as rejection_counters): counts of a deleted credential are
+    -- never read again (the upsert checks the credential exists) and go with the sweep.
+    credential_id uuid NOT NULL,
     nonce_sha256  bytea NOT NULL,
     count         bigint NOT NULL,
     created_at    timestamptz NOT NULL DEFAULT now(),

@@ -25,7 +25,7 @@ struct ApacheUpstreamTests {
             tenant,
             rules: #"[{"id": "apache", "match": {"host": "127.0.0.1", "port": \#(port)}, "then": {"disposition": "useCredential", "maxFailures": \#(maxFailures)}}]"#
         )
-        try await api.credential(tenant, host: "127.0.0.1", account: user, password: password)
+        _ = try await api.credential(tenant, host: "127.0.0.1", account: user, password: password)
         return (tenant, try await api.session(tenant))
     }
 
@@ -55,7 +55,8 @@ struct ApacheUpstreamTests {
                     let again = try await api.response(tenant, session: session, taskId: "task-2", headers: challenge.headers, url: apache.baseURL + location.path)
                     let second = try DigestHeader(try #require(again.authorizationValue))
                     #expect(second["nc"] == "00000002")
-                    #expect(try await apache.get(location.path, authorization: try #require(again.authorizationValue)).status == 200)
+                    let againHeader = try #require(again.authorizationValue)
+                    #expect(try await apache.get(location.path, authorization: againHeader).status == 200)
                 }
 
                 let reported = try await api.call(
@@ -81,7 +82,8 @@ struct ApacheUpstreamTests {
                 var previous = try #require(answer.string("decisionId"))
 
                 for remaining in [1, 0] {
-                    response = try await apache.get(location.path, authorization: try #require(answer.authorizationValue))
+                    let header = try #require(answer.authorizationValue, "\(answer)")
+                    response = try await apache.get(location.path, authorization: header)
                     #expect(response.status == 401, "Apache accepted a wrong password")
                     answer = try await api.response(tenant, session: session, headers: response.headers, url: url)
                     #expect(answer.string("countedRejection") == previous, "\(answer)")
@@ -120,7 +122,8 @@ struct ApacheUpstreamTests {
                 #expect(renewed.string("reasonCode") == "stale_nonce")
                 #expect(renewed["countedRejection"] is NSNull)
                 #expect(renewed.json["remainingAttempts"] as? Int == 1)
-                let opened = try await apache.get(path, authorization: try #require(renewed.authorizationValue))
+                let renewedHeader = try #require(renewed.authorizationValue)
+                let opened = try await apache.get(path, authorization: renewedHeader)
                 #expect(opened.status == 200)
                 #expect(opened.body == "stale ok\n")
             }

@@ -35,7 +35,7 @@ struct RawResponseTests {
     @Test func basicIsAnsweredWithTheReadyHeaderAndRecorded() async throws {
         try await TestService.run { api in
             let tenant = try await releasing(api)
-            try await api.credential(tenant, host: "files.example.com", account: "alice", password: "wonder land")
+            _ = try await api.credential(tenant, host: "files.example.com", account: "alice", password: "wonder land")
             let session = try await api.session(tenant)
             let reply = try await api.response(tenant, session: session, headers: [["WWW-Authenticate", #"Basic realm="Files", charset="UTF-8""#]])
             #expect(reply.status == 200, "\(reply)")
@@ -59,7 +59,7 @@ struct RawResponseTests {
     @Test func digestTakesTheStrongestChallengeAndKeepsThePasswordHome() async throws {
         try await TestService.run { api in
             let tenant = try await releasing(api, host: "www.example.org")
-            try await api.credential(tenant, host: "www.example.org", account: "Mufasa", password: "Circle of Life")
+            _ = try await api.credential(tenant, host: "www.example.org", account: "Mufasa", password: "Circle of Life")
             let session = try await api.session(tenant)
             let reply = try await api.response(tenant, session: session, headers: Self.rfcDigest, url: Self.rfcURL)
             #expect(reply.status == 200, "\(reply)")
@@ -86,7 +86,7 @@ struct RawResponseTests {
     @Test func clientsSharingANonceNeverReuseACount() async throws {
         try await TestService.run { api in
             let tenant = try await releasing(api, host: "www.example.org")
-            try await api.credential(tenant, host: "www.example.org", account: "Mufasa", password: "Circle of Life")
+            _ = try await api.credential(tenant, host: "www.example.org", account: "Mufasa", password: "Circle of Life")
             let sessions = [try await api.session(tenant, clientId: "device-1"), try await api.session(tenant, clientId: "device-2")]
             let counts = try await withThrowingTaskGroup(of: String.self) { group in
                 for index in 0..<24 {
@@ -110,7 +110,7 @@ struct RawResponseTests {
     @Test func aProxyChallengeUsesOnlyProxyCredentials() async throws {
         try await TestService.run { api in
             let tenant = try await releasing(api, host: "proxy.corp.example.com")
-            try await api.credential(tenant, host: "proxy.corp.example.com", account: "origin-user", password: "origin-pass")
+            _ = try await api.credential(tenant, host: "proxy.corp.example.com", account: "origin-user", password: "origin-pass")
             let session = try await api.session(tenant)
             let proxy: [String: any Sendable] = ["host": "proxy.corp.example.com", "port": 3128]
             let headers = [["Proxy-Authenticate", #"Basic realm="corp proxy""#], ["WWW-Authenticate", #"Basic realm="ignored""#]]
@@ -120,7 +120,7 @@ struct RawResponseTests {
             #expect(without.string("reasonCode") == "no_credential")
             #expect(without.challengeStatuses == ["noCredential"])
 
-            try await api.credential(
+            _ = try await api.credential(
                 tenant, json: #""host": "proxy.corp.example.com", "port": 3128, "isProxy": true, "account": "proxy-user", "password": "proxy-pass""#
             )
             let reply = try await api.response(
@@ -147,7 +147,7 @@ struct RawResponseTests {
     @Test func aSecond401CountsAndBlocksAtMaxFailures() async throws {
         try await TestService.run { api in
             let tenant = try await releasing(api, then: #""maxFailures": 2"#)
-            try await api.credential(tenant, host: "files.example.com", account: "alice", password: "stale-password")
+            _ = try await api.credential(tenant, host: "files.example.com", account: "alice", password: "stale-password")
             let session = try await api.session(tenant)
             let basic = [["WWW-Authenticate", #"Basic realm="Files""#]]
 
@@ -182,7 +182,7 @@ struct RawResponseTests {
     @Test func aStaleNonceIsNotARejection() async throws {
         try await TestService.run { api in
             let tenant = try await releasing(api, then: #""maxFailures": 5"#)
-            try await api.credential(tenant, host: "files.example.com", account: "alice", password: "pw")
+            _ = try await api.credential(tenant, host: "files.example.com", account: "alice", password: "pw")
             let session = try await api.session(tenant)
             func digest(_ nonce: String, stale: Bool) -> [[String]] {
                 [["WWW-Authenticate", #"Digest realm="Files", nonce="\#(nonce)", qop="auth"\#(stale ? ", stale=true" : "")"#]]
@@ -209,7 +209,7 @@ struct RawResponseTests {
     @Test func a403AfterTheCredentialStopsWithoutCounting() async throws {
         try await TestService.run { api in
             let tenant = try await releasing(api, then: #""maxFailures": 1"#)
-            try await api.credential(tenant, host: "files.example.com", account: "alice", password: "pw")
+            _ = try await api.credential(tenant, host: "files.example.com", account: "alice", password: "pw")
             let session = try await api.session(tenant)
             let released = try await api.response(tenant, session: session, headers: [["WWW-Authenticate", #"Basic realm="Files""#]])
             let releasedID = try #require(released.string("decisionId"))
@@ -243,7 +243,7 @@ struct RawResponseTests {
     @Test func a403ReportedAsAnOutcomeIsRecordedAsRefused() async throws {
         try await TestService.run { api in
             let tenant = try await releasing(api, then: #""maxFailures": 1"#)
-            try await api.credential(tenant, host: "intranet.example.com", account: "svc", password: "pw")
+            _ = try await api.credential(tenant, host: "intranet.example.com", account: "svc", password: "pw")
             let session = try await api.session(tenant)
             let answer = try await api.challenge(tenant, session: session)
             let id = try #require(answer.string("decisionId"))
@@ -267,7 +267,7 @@ struct RawResponseTests {
     @Test func hostileAndBrokenChallengesAreRefusedWithTheParsersCode() async throws {
         try await TestService.run { api in
             let tenant = try await releasing(api)
-            try await api.credential(tenant, host: "files.example.com")
+            _ = try await api.credential(tenant, host: "files.example.com")
             let session = try await api.session(tenant)
             let cases: [([[String]], String)] = [
                 ([["WWW-Authenticate", "Basic realm=\"" + String(repeating: "x", count: 70_000) + "\""]], "challenge_too_large"),
@@ -302,7 +302,7 @@ struct RawResponseTests {
     @Test func negotiateAndUnknownSchemesAreReportedNotAnswered() async throws {
         try await TestService.run { api in
             let tenant = try await releasing(api)
-            try await api.credential(tenant, host: "files.example.com")
+            _ = try await api.credential(tenant, host: "files.example.com")
             let session = try await api.session(tenant)
             let reply = try await api.response(
                 tenant, session: session,
@@ -321,7 +321,7 @@ struct RawResponseTests {
     @Test func ntlmReleasesTheCredentialForTheClientsHandshake() async throws {
         try await TestService.run { api in
             let tenant = try await releasing(api)
-            try await api.credential(tenant, json: #""host": "files.example.com", "account": "svc", "password": "pw", "domain": "CORP""#)
+            _ = try await api.credential(tenant, json: #""host": "files.example.com", "account": "svc", "password": "pw", "domain": "CORP""#)
             let session = try await api.session(tenant)
             let iis = [["WWW-Authenticate", "Negotiate"], ["WWW-Authenticate", "NTLM"], ["WWW-Authenticate", #"Basic realm="files.example.com""#]]
             let reply = try await api.response(tenant, session: session, headers: iis)
@@ -362,7 +362,7 @@ struct RawResponseTests {
     @Test func authIntNeedsTheBodyAndHashesIt() async throws {
         try await TestService.run { api in
             let tenant = try await releasing(api)
-            try await api.credential(tenant, host: "files.example.com", account: "alice", password: "pw")
+            _ = try await api.credential(tenant, host: "files.example.com", account: "alice", password: "pw")
             let session = try await api.session(tenant)
             let headers = [["WWW-Authenticate", #"Digest realm="Files", nonce="int-nonce", qop="auth-int", algorithm=SHA-512-256"#]]
             let missing = try await api.response(tenant, session: session, headers: headers, method: "POST")

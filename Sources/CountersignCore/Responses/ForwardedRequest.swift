@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// The request a forwarded raw response answered.
 public struct ForwardedRequest: Codable, Hashable, Sendable {

@@ -1,7 +1,6 @@
 public import CountersignCore
 public import CountersignStorage
 public import Foundation
-import Metrics
 
 extension DecisionService {
     /// The state one decision is made from: the session and the tenant, loaded as
@@ -95,10 +94,7 @@ extension DecisionService {
                 continue
             case .recorded(let failures):
                 if decisionPlan.rememberInSession { cache.forgetSession(asker.sessionID) }
-                Counter(
-                    label: "countersign_decisions_total",
-                    dimensions: [("disposition", decisionPlan.disposition.rawValue), ("source", decisionPlan.source.rawValue)]
-                ).increment()
+                DecisionMetrics.shared.decided(decisionPlan)
                 let decision = RecordedDecision(
                     id: record.id,
                     released: released,

@@ -1,4 +1,3 @@
-public import CountersignCore
 import CountersignPostgres
 public import Foundation
 
