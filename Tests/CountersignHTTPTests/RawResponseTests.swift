@@ -240,6 +240,24 @@ struct RawResponseTests {
         }
     }
 
+    @Test func a403AfterFinishTasksIsStillTheOutcomeOfThePendingDecision() async throws {
+        try await TestService.run { api in
+            let tenant = try await releasing(api)
+            _ = try await api.credential(tenant, host: "files.example.com", account: "alice", password: "pw")
+            let session = try await api.session(tenant)
+            let released = try await api.response(tenant, session: session, headers: [["WWW-Authenticate", #"Basic realm="Files""#]])
+            let invalidated = try await api.call(.post, "/v1/sessions/\(session)/invalidate", key: tenant.clientKey, json: #"{"mode": "finishTasks"}"#)
+            #expect(invalidated.status == 200)
+
+            let refused = try await api.response(tenant, session: session, status: 403, headers: [])
+            #expect(refused.status == 409 && refused.errorCode == "session_invalidated", "\(refused)")
+            let earlier = try await decision(api, tenant, try #require(released.string("decisionId")))
+            #expect(earlier.string("outcome") == "refused")
+            let challenge = try await api.response(tenant, session: session, taskId: "task-2", headers: [["WWW-Authenticate", #"Basic realm="Files""#]])
+            #expect(challenge.status == 409 && challenge.errorCode == "session_invalidated")
+        }
+    }
+
     @Test func a403ReportedAsAnOutcomeIsRecordedAsRefused() async throws {
         try await TestService.run { api in
             let tenant = try await releasing(api, then: #""maxFailures": 1"#)

@@ -134,11 +134,12 @@ extension DecisionService {
         }
     }
 
-    /// The session if it belongs to the tenant (`not_found` otherwise) and is active
-    /// (`session_invalidated` otherwise).
-    public func activeSession(_ asker: Asker) async throws -> Session {
+    /// The session if it belongs to the tenant (`not_found` otherwise) and, when `active`, is
+    /// still active (`session_invalidated` otherwise).
+    @discardableResult
+    public func session(of asker: Asker, active: Bool) async throws -> Session {
         let session = try await cache.session(asker.sessionID, tenantID: asker.tenantID).session
-        guard session.isActive(at: Date()) else {
+        guard !active || session.isActive(at: Date()) else {
             throw CountersignError(.sessionInvalidated, "the session is invalidated; open a new one")
         }
         return session
