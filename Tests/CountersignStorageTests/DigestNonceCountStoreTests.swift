@@ -74,19 +74,19 @@ struct DigestNonceCountStoreTests {
         try await Self.withInstances { store, _, pool, tenant, credentials async throws in
             #expect(try await store.next(tenantID: tenant, credentialID: credentials[0], nonce: "old") == 1)
             #expect(try await store.next(tenantID: tenant, credentialID: credentials[1], nonce: "fresh") == 1)
-            try await pool.withConnection { connection in
+            _ = try await pool.withConnection { connection in
                 try connection.execute("UPDATE digest_nonce_counts SET updated_at = now() - interval '2 days' WHERE credential_id = $1", [.uuid(credentials[0])])
             }
             #expect(try await store.purge(unusedFor: 86_400) == 1)
             #expect(try await store.next(tenantID: tenant, credentialID: credentials[0], nonce: "old") == 1)
             #expect(try await store.next(tenantID: tenant, credentialID: credentials[1], nonce: "fresh") == 2)
 
-            try await pool.withConnection { connection in
+            _ = try await pool.withConnection { connection in
                 try connection.execute("DELETE FROM credentials WHERE id = $1", [.uuid(credentials[1])])
             }
             // A deleted credential gets no count; its rows are never read again and go with the sweep.
             #expect(try await store.next(tenantID: tenant, credentialID: credentials[1], nonce: "fresh") == nil)
-            try await pool.withConnection { connection in
+            _ = try await pool.withConnection { connection in
                 try connection.execute("UPDATE digest_nonce_counts SET updated_at = now() - interval '2 days' WHERE credential_id = $1", [.uuid(credentials[1])])
             }
             #expect(try await store.purge(unusedFor: 86_400) == 1)

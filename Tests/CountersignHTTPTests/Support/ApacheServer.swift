@@ -279,9 +279,11 @@ struct ApacheStartFailure: Error, CustomStringConvertible {
     var description: String { "Apache httpd did not start: \(errorLog)" }
 }
 
-/// A child process in a process group of its own, started with the default signal mask and
-/// dispositions. Foundation's `Process` passes on the spawning thread's mask, and test runner
-/// threads block SIGTERM, so an Apache started that way could never be stopped politely.
+/// A long-running child process (a server) in a process group of its own, started with the
+/// default signal mask and dispositions. Foundation's
+/// `Process` passes on the spawning thread's mask, and test runner threads block SIGTERM, so an
+/// Apache started that way could never be stopped politely. (`ChildProcess` of the test support
+/// runs a program to its end; this one stops a server when asked.)
 final class SpawnedProcess {
     let pid: pid_t
 
