@@ -87,7 +87,7 @@ struct ContractTests {
     func responseMembers() throws {
         #expect(Self.properties(Self.schema("DecisionRecord")) == Set(DecisionRecord.CodingKeys.allNames))
         let outcome = Self.schema("OutcomeResponse")
-        #expect(Self.properties(outcome) == ["decision", "counted", "counter"])
+        #expect(Self.properties(outcome) == ["decision", "counted", "counter", "disposition", "reasonCode"])
         let counter = (outcome["properties"] as? [String: Any])?["counter"] as? [String: Any] ?? [:]
         #expect(Self.properties(counter) == ["failures", "remainingAttempts", "blockedUntil"])
     }

@@ -13,4 +13,6 @@ public struct DecisionSource: RawRepresentable, Hashable, Sendable, Codable, Cus
     public static let policy = Self(rawValue: "policy")
     public static let noMatchingRule = Self(rawValue: "noMatchingRule")
     public static let unsupportedMethod = Self(rawValue: "unsupportedMethod")
+    /// The upstream server's response decided: a 403 after a released credential (raw responses).
+    public static let serverResponse = Self(rawValue: "serverResponse")
 }

@@ -1,4 +1,4 @@
-/// What happened after a decision: `accepted`, `rejected`, `cancelled`.
+/// What happened after a decision: `accepted`, `rejected`, `cancelled`, `refused`.
 /// Open: values a later service adds decode as themselves.
 public struct Outcome: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
     public let rawValue: String
@@ -15,4 +15,7 @@ public struct Outcome: RawRepresentable, Hashable, Sendable, Codable, CustomStri
     public static let rejected = Self(rawValue: "rejected")
     /// The credential was never judged (the request was cancelled or failed first).
     public static let cancelled = Self(rawValue: "cancelled")
+    /// The server took the credential and refused the request anyway (403); not counted. The
+    /// service records a `rejected` report with upstream status 403 as this.
+    public static let refused = Self(rawValue: "refused")
 }

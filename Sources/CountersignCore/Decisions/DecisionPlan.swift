@@ -86,4 +86,6 @@ public enum DecisionSource: String, StrictStringEnum {
     case noMatchingRule
     /// The method is not one Countersign answers.
     case unsupportedMethod
+    /// The upstream server's response decided: a 403 after a released credential (raw responses).
+    case serverResponse
 }

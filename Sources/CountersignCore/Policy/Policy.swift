@@ -98,17 +98,34 @@ public struct PolicySettings: Codable, Hashable, Sendable {
     public var defaultSessionTTLSeconds: Int?
     /// Longest session a client may ask for (default 86400 s).
     public var maxSessionTTLSeconds: Int?
+    /// Which challenge of a raw 401/407 to answer when several could be, strongest first
+    /// (default ``AuthenticationMechanism/defaultPreference``). A mechanism left out is never
+    /// answered from a raw response.
+    public var preferredSchemes: [AuthenticationMechanism]?
 
-    public init(defaultSessionTTLSeconds: Int? = nil, maxSessionTTLSeconds: Int? = nil) {
+    public init(defaultSessionTTLSeconds: Int? = nil, maxSessionTTLSeconds: Int? = nil, preferredSchemes: [AuthenticationMechanism]? = nil) {
         self.defaultSessionTTLSeconds = defaultSessionTTLSeconds
         self.maxSessionTTLSeconds = maxSessionTTLSeconds
+        self.preferredSchemes = preferredSchemes
     }
 
     public var sessionTTLMaximum: Int { maxSessionTTLSeconds ?? 86_400 }
     public var sessionTTLDefault: Int { min(defaultSessionTTLSeconds ?? 3_600, sessionTTLMaximum) }
+    public var schemePreference: [AuthenticationMechanism] { preferredSchemes ?? AuthenticationMechanism.defaultPreference }
 
     func validate() throws {
         if let value = defaultSessionTTLSeconds { try Validation.range(value, 1...31_536_000, field: "settings.defaultSessionTTLSeconds") }
         if let value = maxSessionTTLSeconds { try Validation.range(value, 1...31_536_000, field: "settings.maxSessionTTLSeconds") }
+        if let preferredSchemes {
+            guard !preferredSchemes.isEmpty else {
+                throw CountersignError(.invalidPolicy, "settings.preferredSchemes must not be empty; leave it out for the default order")
+            }
+            guard Set(preferredSchemes).count == preferredSchemes.count else {
+                throw CountersignError(.invalidPolicy, "settings.preferredSchemes names a scheme twice")
+            }
+            for mechanism in preferredSchemes where !AuthenticationMechanism.answerable.contains(mechanism) {
+                throw CountersignError(.invalidPolicy, "settings.preferredSchemes: \(mechanism) is reported, never answered")
+            }
+        }
     }
 }

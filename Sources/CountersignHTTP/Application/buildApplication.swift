@@ -37,6 +37,8 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
     let decisions = DecisionService(cache: cache, secrets: secrets, writer: writer, decisions: decisionStore, logger: logger)
     let securityChecks = SecurityCheckService(cache: cache, secrets: secrets, writer: writer, store: SecurityCheckStore(pool: pool), logger: logger)
     let sessions = SessionService(sessions: sessionStore, credentials: credentials, cache: cache)
+    let nonceCounts = DigestNonceCountStore(pool: pool)
+    let responses = RawResponseService(decisions: decisions, store: decisionStore, nonceCounts: nonceCounts)
 
     let v1 = router.group("v1").add(middleware: AuthenticationMiddleware(authenticator: authenticator))
     TenantController(tenants: tenants, keys: keys, authenticator: authenticator, body: body)
@@ -44,6 +46,8 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
     APIKeyController(keys: keys, authenticator: authenticator, body: body)
         .addRoutes(to: v1.group("keys", context: AdminRequestContext.self))
     SessionController(sessions: sessions, decisions: decisions, body: body)
+        .addRoutes(to: v1.group("sessions", context: ClientRequestContext.self))
+    ResponseController(responses: responses, body: body)
         .addRoutes(to: v1.group("sessions", context: ClientRequestContext.self))
     let decisionController = DecisionController(decisions: decisions, store: decisionStore, body: body)
     decisionController.addClientRoutes(to: v1.group("decisions", context: ClientRequestContext.self))
@@ -61,7 +65,11 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
     var app = Application(
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "countersign"),
-        services: [pool, SessionSweeper(sessions: sessionStore, interval: configuration.sessionSweepInterval, logger: logger)],
+        services: [
+            pool,
+            SessionSweeper(sessions: sessionStore, interval: configuration.sessionSweepInterval, logger: logger),
+            DigestNonceSweeper(nonceCounts: nonceCounts, logger: logger),
+        ],
         logger: logger
     )
     if configuration.migrateAtStart {

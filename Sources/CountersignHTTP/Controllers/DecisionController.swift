@@ -36,6 +36,9 @@ struct DecisionController: Sendable {
         /// This report counted a rejection; false when the outcome was already known.
         var counted: Bool
         var counter: Counter?
+        /// For a `refused` outcome (a 403 after the credential): what to do now, which is to stop.
+        var disposition: Disposition?
+        var reasonCode: ResponseReasonCode?
     }
 
     struct DecisionPage: Encodable {
@@ -64,7 +67,16 @@ struct DecisionController: Sendable {
                     blockedUntil: state.blockedUntil
                 )
             }
-            return try JSONResponse.make(OutcomeResponse(decision: result.decision, counted: result.counted, counter: counter))
+            let refused = result.decision.outcome == .refused
+            return try JSONResponse.make(
+                OutcomeResponse(
+                    decision: result.decision,
+                    counted: result.counted,
+                    counter: counter,
+                    disposition: refused ? .cancelAuthenticationChallenge : nil,
+                    reasonCode: refused ? .serverRefused : nil
+                )
+            )
         }
     }
 

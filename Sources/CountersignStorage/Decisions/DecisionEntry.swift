@@ -70,4 +70,15 @@ public enum Outcome: String, StrictStringEnum {
     case accepted
     case rejected
     case cancelled
+    /// The server answered 403 to the request that carried the credential: it took the
+    /// credential and refuses anyway. Not a rejection of the credential; it is not counted.
+    /// A `rejected` report with upstream status 403 is recorded as this.
+    case refused
+
+    /// The outcome to record for a report: `rejected` with a 403 is `refused`, because a server
+    /// that refuses a known user says nothing against the credential (CFNetwork gives up there
+    /// too, without prompting again).
+    public static func recorded(_ outcome: Outcome, upstreamStatus: Int?) -> Outcome {
+        outcome == .rejected && upstreamStatus == 403 ? .refused : outcome
+    }
 }

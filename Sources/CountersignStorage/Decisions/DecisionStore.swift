@@ -44,7 +44,8 @@ public struct DecisionStore: Sendable {
 
     /// Records the outcome of a decision, once: the same outcome again changes nothing; a
     /// different one is `outcome_conflict`. A rejection of a released credential counts
-    /// against it and may block it; an acceptance resets its count. `nil`: no such decision.
+    /// against it and may block it; an acceptance resets its count; a rejection with upstream
+    /// status 403 is recorded as `refused` and not counted. `nil`: no such decision.
     public func reportOutcome(
         tenantID: UUID,
         decisionID: UUID,
@@ -67,6 +68,7 @@ public struct DecisionStore: Sendable {
         source: String,
         on connection: PostgresConnection
     ) throws -> OutcomeResult? {
+        let outcome = Outcome.recorded(outcome, upstreamStatus: upstreamStatus)
         guard let sessionID = try connection.query(
             "SELECT session_id FROM decisions WHERE tenant_id = $1 AND id = $2",
             [.uuid(tenantID), .uuid(decisionID)]

@@ -1,4 +1,5 @@
-// libFuzzer harness for the authentication challenge parser and the Digest challenge builder.
+// libFuzzer harness for the authentication challenge parser, the Digest challenge builder, and the
+// raw-response decision (forwarded 401 -> parsed, validated, chosen).
 //
 // Two builds of the same file:
 // - scripts/fuzz builds it with `-sanitize=fuzzer -DCOUNTERSIGN_LIBFUZZER`: coverage
@@ -10,6 +11,7 @@
 //   files) named on the command line, so a crashing input found by the fuzzer can be reproduced
 //   in a debugger without the fuzzer toolchain flags, and the target always compiles and links.
 import CountersignCore
+import Foundation
 
 #if canImport(Glibc)
     import Glibc
@@ -69,8 +71,43 @@ func exercise(_ bytes: [UInt8]) {
             }
         }
     }
-    _ = AuthenticationChallengeSelector().select(from: challenges) { _, _ in true }
+    let selection = AuthenticationChallengeSelector().select(from: challenges) { _, _ in true }
+
+    // The raw-response path: the same fields forwarded as a 401, decided by an engine that
+    // releases a credential for every space. Either a challenge is chosen, or none is answerable
+    // (reported, default handling), or every one is malformed (the only error besides the parser's).
+    let response = RawResponse(
+        taskId: "fuzz",
+        status: 401,
+        headers: values.map { ["WWW-Authenticate", String(decoding: $0, as: UTF8.self)] },
+        request: ForwardedRequest(method: "GET", url: "https://fuzz.example/")
+    )
+    guard let context = try? response.validated() else { return }
+    do {
+        let plan = try ResponseDecider.plan(context, policy: .empty) { _ in
+            DecisionPlan(disposition: .useCredential, credential: fuzzCredential, scope: .task, source: .policy, reason: "fuzz")
+        }
+        precondition(plan.selection.assessments.count == context.challenges.count)
+        precondition(plan.chosen != nil || plan.reasonCode == .noSupportedChallenge, "an answerable challenge was not chosen")
+        precondition(plan.chosen == nil || plan.plan.disposition == .useCredential)
+    } catch {
+        precondition(selection.isEveryChallengeMalformed || context.challenges != challenges, "\(error.code) though not every challenge is malformed")
+    }
 }
+
+/// The credential the fuzzing engine releases; never used for anything but its presence.
+let fuzzCredential = Credential(
+    id: UUID(),
+    tenantID: UUID(),
+    kind: .password,
+    attributes: CredentialAttributes(host: "fuzz.example", account: "fuzz"),
+    domain: nil,
+    label: nil,
+    owner: .tenant(submittedBy: nil),
+    secretVersion: 1,
+    createdAt: Date(timeIntervalSince1970: 0),
+    updatedAt: Date(timeIntervalSince1970: 0)
+)
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {

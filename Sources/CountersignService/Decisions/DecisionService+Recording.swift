@@ -1,0 +1,152 @@
+public import CountersignCore
+public import CountersignStorage
+public import Foundation
+
+extension DecisionService {
+    /// The state one decision is made from: the session and the tenant, loaded as
+    /// ``decide(_:for:)`` loads them, so the writer can tell when they changed underneath.
+    public struct DecisionState: Sendable {
+        public var session: DecisionStateStore.SessionState
+        public var tenant: DecisionStateStore.TenantState
+        public var now: Date
+
+        /// The decision engine's plan for `challenge` from this state.
+        public func plan(for challenge: Challenge) -> DecisionPlan {
+            DecisionEngine.decide(
+                DecisionInputs(
+                    challenge: challenge,
+                    policy: tenant.policy.policy,
+                    sessionID: session.session.id,
+                    clientID: session.session.clientId,
+                    sessionMemory: session.memory,
+                    credentials: session.credentials + tenant.credentials,
+                    blockedUntil: tenant.blockedUntil,
+                    now: now
+                )
+            )
+        }
+    }
+
+    /// A decision after it was recorded.
+    public struct RecordedDecision: Sendable {
+        public var id: UUID
+        /// The credential released with `useCredential`: its secret goes no further than the
+        /// caller, which decides what of it the client sees.
+        public var released: ReleasedCredential?
+        public var remainingAttempts: Int?
+    }
+
+    /// The pipeline of ``decide(_:for:)`` for callers that plan the decision themselves (raw
+    /// responses choose among several challenges): load the state, `plan`, open the released
+    /// credential's secret, let `prepare` check what will be answered with it, record the
+    /// decision durably, and only then return. When the state changed under the decision it is
+    /// planned again from fresh state, as ``decide(_:for:)`` does.
+    ///
+    /// - Parameters:
+    ///   - plan: decides from the state; may run several times, so it must not have effects.
+    ///   - prepare: runs before the decision is recorded, with the released credential; an
+    ///     error it throws (an answer that cannot be built) is thrown with nothing recorded.
+    /// - Throws: `session_invalidated`, `not_found`, `service_busy`, and whatever `plan` or
+    ///   `prepare` throw.
+    public func decideAndRecord<Planned: PlannedDecision, Prepared: Sendable>(
+        taskID: String,
+        kind: String,
+        previousFailureCount: Int,
+        for asker: Asker,
+        plan: (DecisionState) throws -> Planned,
+        prepare: (Planned, ReleasedCredential?) throws -> Prepared
+    ) async throws -> (decision: RecordedDecision, planned: Planned, prepared: Prepared) {
+        for _ in 0..<Self.attempts {
+            let session = try await cache.session(asker.sessionID, tenantID: asker.tenantID)
+            let now = Date()
+            guard session.session.isActive(at: now) else {
+                throw CountersignError(.sessionInvalidated, "the session is invalidated; open a new one")
+            }
+            let tenant = try await cache.tenant(asker.tenantID)
+            let planned = try plan(DecisionState(session: session, tenant: tenant, now: now))
+            let decisionPlan = planned.plan
+            var released: ReleasedCredential?
+            if decisionPlan.disposition == .useCredential, let credential = decisionPlan.credential {
+                guard let password = try await secrets.password(of: credential) else {
+                    forgetState(asker)
+                    continue
+                }
+                released = ReleasedCredential(kind: credential.kind, user: credential.attributes.account, password: password, domain: credential.domain)
+            }
+            let prepared = try prepare(planned, released)
+            let record = DecisionRecord(
+                tenantID: asker.tenantID,
+                sessionID: asker.sessionID,
+                clientID: session.session.clientId,
+                keyID: asker.keyID,
+                taskID: taskID,
+                kind: kind,
+                space: planned.space,
+                previousFailureCount: previousFailureCount,
+                plan: decisionPlan,
+                releasedUser: released?.user,
+                tenantStateVersion: tenant.version,
+                sessionStateVersion: session.version
+            )
+            switch try await writer.record(record) {
+            case .stale:
+                forgetState(asker)
+                continue
+            case .recorded(let failures):
+                if decisionPlan.rememberInSession { cache.forgetSession(asker.sessionID) }
+                DecisionMetrics.shared.decided(decisionPlan)
+                let decision = RecordedDecision(
+                    id: record.id,
+                    released: released,
+                    remainingAttempts: Self.remainingAttempts(decisionPlan, failures: failures)
+                )
+                return (decision, planned, prepared)
+            }
+        }
+        throw CountersignError(.serviceBusy, "the tenant's policy or credentials kept changing during the decision; retry")
+    }
+
+    /// Records the outcome of an earlier decision that a later response showed (`source`
+    /// `response`), keeping the caches honest as ``reportOutcome(_:upstreamStatus:decisionID:tenantID:)``
+    /// does. `nil` when the decision already has another outcome (nothing more to record).
+    public func recordOutcome(
+        _ outcome: Outcome,
+        upstreamStatus: Int?,
+        of decisionID: UUID,
+        tenantID: UUID,
+        source: String
+    ) async throws -> DecisionStore.OutcomeResult? {
+        do {
+            guard let result = try await decisions.reportOutcome(
+                tenantID: tenantID,
+                decisionID: decisionID,
+                outcome: outcome,
+                upstreamStatus: upstreamStatus,
+                source: source
+            ) else { return nil }
+            if result.stateChanged {
+                cache.forgetTenant(tenantID)
+                cache.forgetSession(result.decision.sessionId)
+            }
+            return result
+        } catch let error as CountersignError where error.code == .outcomeConflict {
+            return nil
+        }
+    }
+
+    /// The session if it belongs to the tenant (`not_found` otherwise) and, when `active`, is
+    /// still active (`session_invalidated` otherwise).
+    @discardableResult
+    public func session(of asker: Asker, active: Bool) async throws -> Session {
+        let session = try await cache.session(asker.sessionID, tenantID: asker.tenantID).session
+        guard !active || session.isActive(at: Date()) else {
+            throw CountersignError(.sessionInvalidated, "the session is invalidated; open a new one")
+        }
+        return session
+    }
+
+    private func forgetState(_ asker: Asker) {
+        cache.forgetTenant(asker.tenantID)
+        cache.forgetSession(asker.sessionID)
+    }
+}

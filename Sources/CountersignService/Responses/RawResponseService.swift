@@ -1,0 +1,261 @@
+public import CountersignCore
+import CountersignCrypto
+public import CountersignStorage
+public import Foundation
+
+/// Answers raw 401/407/403 responses forwarded by clients that do not parse challenges: parses
+/// every challenge, lets the tenant's policy and preference order pick the one to answer, and
+/// returns the ready `Authorization` / `Proxy-Authorization` header, so that a Digest password
+/// never leaves the service.
+///
+/// Decisions go through ``DecisionService`` (same policy, credentials, session memory, records
+/// and rejection counting as forwarded challenges). What this adds:
+/// - a second 401/407 for the task that the latest header was issued to counts as that
+///   decision's rejection (outcome source `response`), unless a Digest challenge of its realm says
+///   `stale=true` (the nonce expired, the credential was fine);
+/// - a 403 after a released credential records that decision's outcome as `refused` (not a
+///   rejection) and answers `cancelAuthenticationChallenge` with `server_refused`;
+/// - Digest nonce counts come from ``DigestNonceCountStore`` and cnonces from ``SecureRandom``.
+public struct RawResponseService: Sendable {
+    let decisions: DecisionService
+    let store: DecisionStore
+    let nonceCounts: DigestNonceCountStore
+    let parser: AuthenticationChallengeParser
+    let responder = DigestResponder { algorithm, bytes in
+        switch algorithm {
+        case .md5: Digest.hash(.md5, bytes)
+        case .sha256: Digest.hash(.sha256, bytes)
+        case .sha512_256: Digest.hash(.sha512_256, bytes)
+        }
+    }
+
+    public init(
+        decisions: DecisionService,
+        store: DecisionStore,
+        nonceCounts: DigestNonceCountStore,
+        parser: AuthenticationChallengeParser = AuthenticationChallengeParser()
+    ) {
+        self.decisions = decisions
+        self.store = store
+        self.nonceCounts = nonceCounts
+        self.parser = parser
+    }
+
+    /// What the answer will be built from once the decision is recorded.
+    enum Prepared: Sendable {
+        case none
+        case basic(headerValue: String)
+        case digest(DigestChallenge, credentialID: UUID)
+        case ntlm
+    }
+
+    public func answer(_ response: RawResponse, for asker: DecisionService.Asker) async throws -> ResponseAnswer {
+        let context = try response.validated(parser: parser)
+        // A 403 reports the outcome of a decision, which a session invalidated with `finishTasks`
+        // still takes; recording the answer to it then fails as any new decision would.
+        try await decisions.session(of: asker, active: context.status != 403)
+        if context.status == 403 {
+            return try await refusal(context, for: asker)
+        }
+
+        let earlier = try await earlierRelease(context, sessionID: asker.sessionID)
+        var countedRejection: UUID?
+        var failureCount = 0
+        if let earlier {
+            failureCount = earlier.previousFailureCount + 1
+            if earlier.outcome == nil {
+                if Self.isStale(earlier, in: context) {
+                    // A new nonce for a good credential: the same attempt, not a further failure.
+                    failureCount = earlier.previousFailureCount
+                } else if let result = try await decisions.recordOutcome(
+                    .rejected,
+                    upstreamStatus: context.status,
+                    of: earlier.id,
+                    tenantID: asker.tenantID,
+                    source: "response"
+                ), result.counted {
+                    countedRejection = earlier.id
+                }
+            }
+        }
+
+        let (decision, planned, prepared) = try await decisions.decideAndRecord(
+            taskID: context.taskId,
+            kind: "response",
+            previousFailureCount: failureCount,
+            for: asker,
+            plan: { state in
+                try ResponseDecider.plan(context, policy: state.tenant.policy.policy) { space in
+                    state.plan(for: Challenge(taskId: context.taskId, protectionSpace: space, previousFailureCount: failureCount))
+                }
+            },
+            prepare: { planned, released in try prepare(planned, released: released, context: context) }
+        )
+
+        var authorization: ResponseAnswer.HeaderField?
+        var credential: ReleasedCredential?
+        switch prepared {
+        case .none:
+            break
+        case .basic(let headerValue):
+            authorization = .init(name: context.authorizationFieldName, value: headerValue)
+        case .ntlm:
+            credential = decision.released
+        case .digest(let challenge, let credentialID):
+            guard let released = decision.released else { break }
+            authorization = .init(
+                name: context.authorizationFieldName,
+                value: try await digestHeader(challenge, credentialID: credentialID, released: released, tenantID: asker.tenantID, context: context)
+            )
+        }
+        return ResponseAnswer(
+            decisionId: decision.id,
+            disposition: planned.plan.disposition,
+            reasonCode: planned.reasonCode,
+            authorization: authorization,
+            credential: credential,
+            persistence: planned.plan.persistence,
+            scope: planned.plan.scope,
+            remainingAttempts: decision.remainingAttempts,
+            blockedUntil: planned.plan.blockedUntil,
+            rule: planned.plan.rule,
+            source: planned.plan.source,
+            reason: planned.plan.reason,
+            countedRejection: countedRejection,
+            protectionSpace: .init(planned.space),
+            challenges: planned.selection.assessments.map { .init($0, plans: planned.plansBySpaceKey, context: context) }
+        )
+    }
+
+    /// A 403 for a task that was given a credential: the server knows who is asking and says no.
+    private func refusal(_ context: RawResponseContext, for asker: DecisionService.Asker) async throws -> ResponseAnswer {
+        guard let earlier = try await earlierRelease(context, sessionID: asker.sessionID) else {
+            throw CountersignError(
+                .noReleasedCredential,
+                "Countersign released no credential to task '\(context.taskId)' for \(context.target.host):\(context.target.port); a 403 without one is not an authentication matter"
+            )
+        }
+        _ = try await decisions.recordOutcome(.refused, upstreamStatus: 403, of: earlier.id, tenantID: asker.tenantID, source: "response")
+        let space = ProtectionSpace(
+            host: earlier.protectionSpace.host,
+            port: earlier.protectionSpace.port,
+            protocolName: earlier.protectionSpace.protocol,
+            realm: earlier.protectionSpace.realm,
+            authenticationMethod: AuthenticationMethod(rawValue: earlier.protectionSpace.authenticationMethod),
+            isProxy: earlier.protectionSpace.isProxy
+        )
+        let (decision, planned, _) = try await decisions.decideAndRecord(
+            taskID: context.taskId,
+            kind: "response",
+            previousFailureCount: earlier.previousFailureCount,
+            for: asker,
+            plan: { _ in ResponseDecider.refusal(space: space, rule: earlier.rule) },
+            prepare: { _, _ in Prepared.none }
+        )
+        return ResponseAnswer(
+            decisionId: decision.id,
+            disposition: planned.plan.disposition,
+            reasonCode: planned.reasonCode,
+            authorization: nil,
+            credential: nil,
+            persistence: planned.plan.persistence,
+            scope: planned.plan.scope,
+            remainingAttempts: nil,
+            blockedUntil: nil,
+            rule: planned.plan.rule,
+            source: planned.plan.source,
+            reason: planned.plan.reason,
+            countedRejection: nil,
+            protectionSpace: .init(space),
+            challenges: []
+        )
+    }
+
+    /// The release this response answers: the decision the client names, else the latest one
+    /// that released a credential to this task for this server.
+    private func earlierRelease(_ context: RawResponseContext, sessionID: UUID) async throws -> DecisionEntry? {
+        if let id = context.previousDecisionId {
+            guard let entry = try await store.get(sessionID: sessionID, id: id) else {
+                throw CountersignError(.notFound, "'previousDecisionId' names no decision of this session")
+            }
+            return entry.disposition == .useCredential && entry.credentialId != nil ? entry : nil
+        }
+        return try await store.lastRelease(
+            sessionID: sessionID,
+            taskID: context.taskId,
+            isProxy: context.target.isProxy,
+            host: context.target.host,
+            port: context.target.port
+        )
+    }
+
+    /// Whether the response says the earlier Digest answer failed only for its nonce: a Digest
+    /// challenge of the same realm with `stale=true`.
+    static func isStale(_ earlier: DecisionEntry, in context: RawResponseContext) -> Bool {
+        guard earlier.protectionSpace.authenticationMethod == AuthenticationMethod.httpDigest.rawValue else { return false }
+        return context.challenges.contains { challenge in
+            guard challenge.scheme == .digest, let digest = try? DigestChallenge(challenge) else { return false }
+            return digest.isStale && digest.realm == (earlier.protectionSpace.realm ?? "")
+        }
+    }
+
+    /// Checks, before anything is recorded, that the chosen challenge can be answered with the
+    /// released credential, so that a decision is never recorded for an answer that then fails.
+    private func prepare(_ planned: ResponsePlan, released: ReleasedCredential?, context: RawResponseContext) throws -> Prepared {
+        guard planned.plan.disposition == .useCredential, let released, let credential = planned.plan.credential,
+            let chosen = planned.chosen
+        else { return .none }
+        switch chosen.mechanism {
+        case .some(.basic):
+            return .basic(headerValue: try BasicAuthorization.headerValue(user: released.user, password: released.password))
+        case .some(.digest):
+            guard let digest = chosen.digest else { return .none }
+            // A dry run with placeholder counts: the real ones are taken only once the decision is recorded.
+            _ = try responder.authorization(
+                for: digest,
+                user: released.user,
+                password: released.password,
+                method: context.method,
+                requestURI: context.requestTarget,
+                entityBody: context.entityBody,
+                cnonce: "0",
+                nonceCount: 1
+            )
+            return .digest(digest, credentialID: credential.id)
+        case .some(.ntlm):
+            return .ntlm
+        default:
+            return .none
+        }
+    }
+
+    /// The Digest header, with the next central nonce count and a fresh cnonce.
+    private func digestHeader(
+        _ challenge: DigestChallenge,
+        credentialID: UUID,
+        released: ReleasedCredential,
+        tenantID: UUID,
+        context: RawResponseContext
+    ) async throws -> String {
+        var nonceCount: UInt32 = 1
+        var cnonce = "-"
+        // RFC 2069 mode (no qop) sends neither nc nor cnonce, so it takes no count.
+        if !challenge.qopOptions.isEmpty {
+            guard let next = try await nonceCounts.next(tenantID: tenantID, credentialID: credentialID, nonce: challenge.nonce) else {
+                throw CountersignError(.serviceBusy, "the credential was deleted while the answer was being built; retry")
+            }
+            nonceCount = next
+            cnonce = try SecureRandom.bytes(16).hexString
+        }
+        return try responder.authorization(
+            for: challenge,
+            user: released.user,
+            password: released.password,
+            method: context.method,
+            requestURI: context.requestTarget,
+            entityBody: context.entityBody,
+            cnonce: cnonce,
+            nonceCount: nonceCount
+        ).headerValue
+    }
+}

@@ -1,0 +1,417 @@
+import Foundation
+import Testing
+
+@Suite("Raw 401/407/403 responses")
+struct RawResponseTests {
+    static let rfcDigest = [
+        ["Date", "Mon, 23 Nov 2026 10:00:00 GMT"],
+        [
+            "WWW-Authenticate",
+            #"Digest realm="http-auth@example.org", qop="auth, auth-int", algorithm=SHA-256, nonce="7ypf/xlj9XXwfDPEoM4URrv/xwf94BcCAzFZH4GiTo0v", opaque="FQhe/qaU925kfnzjCev0ciny7QMkPqMAFRtzCUYo5tdS""#,
+        ],
+        [
+            "WWW-Authenticate",
+            #"Digest realm="http-auth@example.org", qop="auth, auth-int", algorithm=MD5, nonce="7ypf/xlj9XXwfDPEoM4URrv/xwf94BcCAzFZH4GiTo0v", opaque="FQhe/qaU925kfnzjCev0ciny7QMkPqMAFRtzCUYo5tdS""#,
+        ],
+    ]
+    static let rfcURL = "https://www.example.org/dir/index.html"
+
+    /// A tenant whose one rule releases the credentials of `host` with `then` (JSON members).
+    func releasing(_ api: TestAPI, host: String = "*", then: String = "") async throws -> TestAPI.Tenant {
+        let tenant = try await api.tenant()
+        try await api.policy(
+            tenant,
+            rules: #"[{"id": "release", "name": "release", "match": {"host": "\#(host)"}, "then": {"disposition": "useCredential"\#(then.isEmpty ? "" : ", " + then)}}]"#
+        )
+        return tenant
+    }
+
+    func decision(_ api: TestAPI, _ tenant: TestAPI.Tenant, _ id: String) async throws -> Reply {
+        let reply = try await api.call(.get, "/v1/decisions/\(id)", key: tenant.adminKey)
+        try #require(reply.status == 200, "\(reply)")
+        return reply
+    }
+
+    @Test func basicIsAnsweredWithTheReadyHeaderAndRecorded() async throws {
+        try await TestService.run { api in
+            let tenant = try await releasing(api)
+            _ = try await api.credential(tenant, host: "files.example.com", account: "alice", password: "wonder land")
+            let session = try await api.session(tenant)
+            let reply = try await api.response(tenant, session: session, headers: [["WWW-Authenticate", #"Basic realm="Files", charset="UTF-8""#]])
+            #expect(reply.status == 200, "\(reply)")
+            #expect(reply.string("disposition") == "useCredential")
+            #expect(reply.string("reasonCode") == "authorization")
+            #expect(reply.authorizationName == "Authorization")
+            #expect(reply.authorizationValue == "Basic " + Data("alice:wonder land".utf8).base64EncodedString())
+            #expect(reply["credential"] is NSNull)
+            #expect(reply.challengeStatuses == ["chosen"])
+            let space = try #require(reply["protectionSpace"] as? [String: Any])
+            #expect(space["host"] as? String == "files.example.com" && space["realm"] as? String == "Files")
+            #expect(space["authenticationMethod"] as? String == "NSURLAuthenticationMethodHTTPBasic")
+
+            let recorded = try await decision(api, tenant, try #require(reply.string("decisionId")))
+            #expect(recorded.string("kind") == "response")
+            #expect(recorded.string("disposition") == "useCredential")
+            #expect(recorded.string("credentialId") != nil)
+        }
+    }
+
+    @Test func digestTakesTheStrongestChallengeAndKeepsThePasswordHome() async throws {
+        try await TestService.run { api in
+            let tenant = try await releasing(api, host: "www.example.org")
+            _ = try await api.credential(tenant, host: "www.example.org", account: "Mufasa", password: "Circle of Life")
+            let session = try await api.session(tenant)
+            let reply = try await api.response(tenant, session: session, headers: Self.rfcDigest, url: Self.rfcURL)
+            #expect(reply.status == 200, "\(reply)")
+            #expect(!String(decoding: reply.body, as: UTF8.self).contains("Circle of Life"))
+            #expect(reply["credential"] is NSNull)
+            #expect(reply.challengeStatuses == ["chosen", "lowerPreference"])
+            let header = try DigestHeader(try #require(reply.authorizationValue))
+            #expect(header["algorithm"] == "SHA-256")
+            #expect(header["username"] == "Mufasa" && header["uri"] == "/dir/index.html" && header["qop"] == "auth")
+            #expect(header["opaque"] == "FQhe/qaU925kfnzjCev0ciny7QMkPqMAFRtzCUYo5tdS")
+            #expect(header["nc"] == "00000001")
+            #expect(header["cnonce"]?.count == 32)
+            #expect(header["response"] == header.expectedResponse(password: "Circle of Life", method: "GET"))
+
+            // Another task with the same nonce continues its count; the cnonce is fresh.
+            let next = try await api.response(tenant, session: session, taskId: "task-2", headers: Self.rfcDigest, url: Self.rfcURL)
+            let second = try DigestHeader(try #require(next.authorizationValue))
+            #expect(second["nc"] == "00000002")
+            #expect(second["cnonce"] != header["cnonce"])
+            #expect(second["response"] == second.expectedResponse(password: "Circle of Life", method: "GET"))
+        }
+    }
+
+    @Test func clientsSharingANonceNeverReuseACount() async throws {
+        try await TestService.run { api in
+            let tenant = try await releasing(api, host: "www.example.org")
+            _ = try await api.credential(tenant, host: "www.example.org", account: "Mufasa", password: "Circle of Life")
+            let sessions = [try await api.session(tenant, clientId: "device-1"), try await api.session(tenant, clientId: "device-2")]
+            let counts = try await withThrowingTaskGroup(of: String.self) { group in
+                for index in 0..<24 {
+                    group.addTask {
+                        let reply = try await api.response(
+                            tenant, session: sessions[index % 2], taskId: "task-\(index)", headers: Self.rfcDigest, url: Self.rfcURL
+                        )
+                        let header = try DigestHeader(try #require(reply.authorizationValue, "\(reply)"))
+                        #expect(header["response"] == header.expectedResponse(password: "Circle of Life", method: "GET"))
+                        return try #require(header["nc"])
+                    }
+                }
+                var counts: [String] = []
+                for try await count in group { counts.append(count) }
+                return counts
+            }
+            #expect(counts.sorted() == (1...24).map { String(format: "%08x", $0) })
+        }
+    }
+
+    @Test func aProxyChallengeUsesOnlyProxyCredentials() async throws {
+        try await TestService.run { api in
+            let tenant = try await releasing(api, host: "proxy.corp.example.com")
+            _ = try await api.credential(tenant, host: "proxy.corp.example.com", account: "origin-user", password: "origin-pass")
+            let session = try await api.session(tenant)
+            let proxy: [String: any Sendable] = ["host": "proxy.corp.example.com", "port": 3128]
+            let headers = [["Proxy-Authenticate", #"Basic realm="corp proxy""#], ["WWW-Authenticate", #"Basic realm="ignored""#]]
+
+            let without = try await api.response(tenant, session: session, status: 407, headers: headers, url: "http://api.example.com/v1", proxy: proxy)
+            #expect(without.string("disposition") == "cancelAuthenticationChallenge", "\(without)")
+            #expect(without.string("reasonCode") == "no_credential")
+            #expect(without.challengeStatuses == ["noCredential"])
+
+            _ = try await api.credential(
+                tenant, json: #""host": "proxy.corp.example.com", "port": 3128, "isProxy": true, "account": "proxy-user", "password": "proxy-pass""#
+            )
+            let reply = try await api.response(
+                tenant, session: session, taskId: "task-2", status: 407, headers: headers, url: "http://api.example.com/v1", proxy: proxy
+            )
+            #expect(reply.string("disposition") == "useCredential", "\(reply)")
+            #expect(reply.authorizationName == "Proxy-Authorization")
+            #expect(reply.authorizationValue == "Basic " + Data("proxy-user:proxy-pass".utf8).base64EncodedString())
+            let space = try #require(reply["protectionSpace"] as? [String: Any])
+            #expect(space["isProxy"] as? Bool == true && space["port"] as? Int == 3128 && space["realm"] as? String == "corp proxy")
+
+            // Digest through a proxy hashes the absolute URL the request line carried.
+            let digest = try await api.response(
+                tenant, session: session, taskId: "task-3", status: 407,
+                headers: [["Proxy-Authenticate", #"Digest realm="corp proxy", nonce="p-nonce", qop="auth""#]],
+                url: "http://api.example.com/v1?x=1", proxy: proxy
+            )
+            let header = try DigestHeader(try #require(digest.authorizationValue, "\(digest)"))
+            #expect(header["uri"] == "http://api.example.com/v1?x=1")
+            #expect(header["response"] == header.expectedResponse(password: "proxy-pass", method: "GET"))
+        }
+    }
+
+    @Test func aSecond401CountsAndBlocksAtMaxFailures() async throws {
+        try await TestService.run { api in
+            let tenant = try await releasing(api, then: #""maxFailures": 2"#)
+            _ = try await api.credential(tenant, host: "files.example.com", account: "alice", password: "stale-password")
+            let session = try await api.session(tenant)
+            let basic = [["WWW-Authenticate", #"Basic realm="Files""#]]
+
+            let first = try await api.response(tenant, session: session, headers: basic)
+            #expect(first.json["remainingAttempts"] as? Int == 2)
+            #expect(first["countedRejection"] is NSNull)
+            let second = try await api.response(tenant, session: session, headers: basic)
+            #expect(second.string("countedRejection") == first.string("decisionId"))
+            #expect(second.string("disposition") == "useCredential")
+            #expect(second.json["remainingAttempts"] as? Int == 1)
+            let third = try await api.response(tenant, session: session, headers: basic)
+            #expect(third.string("countedRejection") == second.string("decisionId"))
+            #expect(third.string("disposition") == "cancelAuthenticationChallenge")
+            #expect(third.string("reasonCode") == "credential_blocked")
+            #expect(third["authorization"] is NSNull)
+            #expect(third.json["remainingAttempts"] as? Int == 0)
+            #expect(third.string("blockedUntil") != nil)
+
+            let rejected = try await decision(api, tenant, try #require(first.string("decisionId")))
+            #expect(rejected.string("outcome") == "rejected" && rejected.string("outcomeSource") == "response")
+            #expect(rejected.json["outcomeStatus"] as? Int == 401 && rejected.json["countedRejection"] as? Bool == true)
+
+            // Blocked for every task and client, not only this one.
+            let other = try await api.response(tenant, session: try await api.session(tenant, clientId: "device-2"), taskId: "other", headers: basic)
+            #expect(other.string("reasonCode") == "credential_blocked")
+            let counters = try await api.call(.get, "/v1/counters", key: tenant.adminKey)
+            let counter = try #require((counters.json["counters"] as? [[String: Any]])?.first)
+            #expect(counter["failures"] as? Int == 2)
+        }
+    }
+
+    @Test func aStaleNonceIsNotARejection() async throws {
+        try await TestService.run { api in
+            let tenant = try await releasing(api, then: #""maxFailures": 5"#)
+            _ = try await api.credential(tenant, host: "files.example.com", account: "alice", password: "pw")
+            let session = try await api.session(tenant)
+            func digest(_ nonce: String, stale: Bool) -> [[String]] {
+                [["WWW-Authenticate", #"Digest realm="Files", nonce="\#(nonce)", qop="auth"\#(stale ? ", stale=true" : "")"#]]
+            }
+            let first = try await api.response(tenant, session: session, headers: digest("n1", stale: false))
+            #expect(first.json["remainingAttempts"] as? Int == 5)
+            let stale = try await api.response(tenant, session: session, headers: digest("n2", stale: true))
+            #expect(stale.string("disposition") == "useCredential", "\(stale)")
+            #expect(stale.string("reasonCode") == "stale_nonce")
+            #expect(stale["countedRejection"] is NSNull)
+            #expect(stale.json["remainingAttempts"] as? Int == 5)
+            let header = try DigestHeader(try #require(stale.authorizationValue))
+            #expect(header["nonce"] == "n2" && header["nc"] == "00000001")
+            let unrecorded = try await decision(api, tenant, try #require(first.string("decisionId")))
+            #expect(unrecorded["outcome"] is NSNull)
+
+            // Without stale, the same header refused again is a rejection.
+            let refused = try await api.response(tenant, session: session, headers: digest("n3", stale: false))
+            #expect(refused.string("countedRejection") == stale.string("decisionId"))
+            #expect(refused.json["remainingAttempts"] as? Int == 4)
+        }
+    }
+
+    @Test func a403AfterTheCredentialStopsWithoutCounting() async throws {
+        try await TestService.run { api in
+            let tenant = try await releasing(api, then: #""maxFailures": 1"#)
+            _ = try await api.credential(tenant, host: "files.example.com", account: "alice", password: "pw")
+            let session = try await api.session(tenant)
+            let released = try await api.response(tenant, session: session, headers: [["WWW-Authenticate", #"Basic realm="Files""#]])
+            let releasedID = try #require(released.string("decisionId"))
+
+            let refused = try await api.response(tenant, session: session, status: 403, headers: [["Content-Type", "text/html"]])
+            #expect(refused.status == 200, "\(refused)")
+            #expect(refused.string("disposition") == "cancelAuthenticationChallenge")
+            #expect(refused.string("reasonCode") == "server_refused")
+            #expect(refused.string("source") == "serverResponse")
+            #expect(refused["authorization"] is NSNull)
+            #expect((refused.json["challenges"] as? [Any])?.isEmpty == true)
+            let earlier = try await decision(api, tenant, releasedID)
+            #expect(earlier.string("outcome") == "refused")
+            #expect(earlier.json["outcomeStatus"] as? Int == 403)
+            #expect(earlier.json["countedRejection"] as? Bool == false)
+            let recorded = try await decision(api, tenant, try #require(refused.string("decisionId")))
+            #expect(recorded.string("disposition") == "cancelAuthenticationChallenge" && recorded.string("source") == "serverResponse")
+
+            // Not a rejection: with maxFailures 1 the credential would otherwise be blocked now.
+            let counters = try await api.call(.get, "/v1/counters", key: tenant.adminKey)
+            #expect((counters.json["counters"] as? [Any])?.isEmpty == true, "\(counters)")
+            let again = try await api.response(tenant, session: session, taskId: "task-2", headers: [["WWW-Authenticate", #"Basic realm="Files""#]])
+            #expect(again.string("disposition") == "useCredential")
+
+            let nothingReleased = try await api.response(tenant, session: session, taskId: "task-9", status: 403, headers: [])
+            #expect(nothingReleased.status == 409)
+            #expect(nothingReleased.errorCode == "no_released_credential")
+        }
+    }
+
+    @Test func a403AfterFinishTasksIsStillTheOutcomeOfThePendingDecision() async throws {
+        try await TestService.run { api in
+            let tenant = try await releasing(api)
+            _ = try await api.credential(tenant, host: "files.example.com", account: "alice", password: "pw")
+            let session = try await api.session(tenant)
+            let released = try await api.response(tenant, session: session, headers: [["WWW-Authenticate", #"Basic realm="Files""#]])
+            let invalidated = try await api.call(.post, "/v1/sessions/\(session)/invalidate", key: tenant.clientKey, json: #"{"mode": "finishTasks"}"#)
+            #expect(invalidated.status == 200)
+
+            let refused = try await api.response(tenant, session: session, status: 403, headers: [])
+            #expect(refused.status == 409 && refused.errorCode == "session_invalidated", "\(refused)")
+            let earlier = try await decision(api, tenant, try #require(released.string("decisionId")))
+            #expect(earlier.string("outcome") == "refused")
+            let challenge = try await api.response(tenant, session: session, taskId: "task-2", headers: [["WWW-Authenticate", #"Basic realm="Files""#]])
+            #expect(challenge.status == 409 && challenge.errorCode == "session_invalidated")
+        }
+    }
+
+    @Test func a403ReportedAsAnOutcomeIsRecordedAsRefused() async throws {
+        try await TestService.run { api in
+            let tenant = try await releasing(api, then: #""maxFailures": 1"#)
+            _ = try await api.credential(tenant, host: "intranet.example.com", account: "svc", password: "pw")
+            let session = try await api.session(tenant)
+            let answer = try await api.challenge(tenant, session: session)
+            let id = try #require(answer.string("decisionId"))
+            for _ in 0..<2 {
+                let report = try await api.call(
+                    .post, "/v1/decisions/\(id)/outcome", key: tenant.clientKey, json: #"{"outcome": "rejected", "upstreamStatus": 403}"#
+                )
+                #expect(report.status == 200, "\(report)")
+                #expect(report.json["counted"] as? Bool == false)
+                #expect(report.string("disposition") == "cancelAuthenticationChallenge")
+                #expect(report.string("reasonCode") == "server_refused")
+                #expect((report.json["decision"] as? [String: Any])?["outcome"] as? String == "refused")
+            }
+            let conflicting = try await api.call(.post, "/v1/decisions/\(id)/outcome", key: tenant.clientKey, json: #"{"outcome": "rejected"}"#)
+            #expect(conflicting.errorCode == "outcome_conflict")
+            let still = try await api.challenge(tenant, session: session, taskId: "task-2")
+            #expect(still.string("disposition") == "useCredential")
+        }
+    }
+
+    @Test func hostileAndBrokenChallengesAreRefusedWithTheParsersCode() async throws {
+        try await TestService.run { api in
+            let tenant = try await releasing(api)
+            _ = try await api.credential(tenant, host: "files.example.com")
+            let session = try await api.session(tenant)
+            let cases: [([[String]], String)] = [
+                ([["WWW-Authenticate", "Basic realm=\"" + String(repeating: "x", count: 70_000) + "\""]], "challenge_too_large"),
+                ([["WWW-Authenticate", #"Digest realm="open, nonce="n""#]], "malformed_challenge"),
+                ([["WWW-Authenticate", "Digest " + (0..<1500).map { "p\($0)=v" }.joined(separator: ",")]], "too_many_parameters"),
+                (Array(repeating: ["WWW-Authenticate", "Basic"], count: 3000), "too_many_challenges"),
+                ([["Content-Type", "text/html"]], "missing_challenge"),
+                ([["WWW-Authenticate", #"Digest realm="r", qop="auth""#]], "missing_challenge_parameter"),
+                ([["WWW-Authenticate", #"Basic realm="a", realm="b""#]], "duplicate_parameter"),
+            ]
+            for (headers, code) in cases {
+                let reply = try await api.response(tenant, session: session, headers: headers)
+                #expect(reply.status == 400 && reply.errorCode == code, "\(code): \(reply.status) \(reply.errorCode ?? "-")")
+            }
+            let shapes: [(String, String)] = [
+                (#"{"taskId": "t", "status": 401, "headers": [["WWW-Authenticate"]], "request": {"method": "GET", "url": "https://h/"}}"#, "invalid_field"),
+                (#"{"taskId": "t", "status": 500, "headers": [], "request": {"method": "GET", "url": "https://h/"}}"#, "invalid_field"),
+                (#"{"taskId": "t", "status": 407, "headers": [["Proxy-Authenticate", "Basic"]], "request": {"method": "GET", "url": "https://h/"}}"#, "missing_field"),
+                (#"{"taskId": "t", "status": 401, "headers": [], "request": {"method": "GET", "url": "https://h/"}, "extra": 1}"#, "unknown_field"),
+                (#"{"taskId": "t", "status": 401, "headers": "Basic", "request": {"method": "GET", "url": "https://h/"}}"#, "invalid_field_type"),
+            ]
+            for (body, code) in shapes {
+                let reply = try await api.call(.post, "/v1/sessions/\(session)/responses", key: tenant.clientKey, json: body)
+                #expect(reply.status == 400 && reply.errorCode == code, "\(body): \(reply)")
+            }
+            // Nothing was recorded for any of them.
+            let listed = try await api.call(.get, "/v1/decisions", key: tenant.adminKey)
+            #expect((listed.json["decisions"] as? [Any])?.isEmpty == true)
+        }
+    }
+
+    @Test func negotiateAndUnknownSchemesAreReportedNotAnswered() async throws {
+        try await TestService.run { api in
+            let tenant = try await releasing(api)
+            _ = try await api.credential(tenant, host: "files.example.com")
+            let session = try await api.session(tenant)
+            let reply = try await api.response(
+                tenant, session: session,
+                headers: [["WWW-Authenticate", "Negotiate"], ["WWW-Authenticate", #"Bearer realm="api", error="invalid_token""#], ["WWW-Authenticate", #"Digest realm="r", nonce="n", algorithm=SHA-1"#]]
+            )
+            #expect(reply.status == 200, "\(reply)")
+            #expect(reply.string("disposition") == "performDefaultHandling")
+            #expect(reply.string("reasonCode") == "no_supported_challenge")
+            #expect(reply.string("source") == "unsupportedMethod")
+            #expect(reply.challengeStatuses == ["unsupportedScheme", "unsupportedScheme", "unsupportedAlgorithm"])
+            let recorded = try await decision(api, tenant, try #require(reply.string("decisionId")))
+            #expect(recorded.string("kind") == "response")
+        }
+    }
+
+    @Test func ntlmReleasesTheCredentialForTheClientsHandshake() async throws {
+        try await TestService.run { api in
+            let tenant = try await releasing(api)
+            _ = try await api.credential(tenant, json: #""host": "files.example.com", "account": "svc", "password": "pw", "domain": "CORP""#)
+            let session = try await api.session(tenant)
+            let iis = [["WWW-Authenticate", "Negotiate"], ["WWW-Authenticate", "NTLM"], ["WWW-Authenticate", #"Basic realm="files.example.com""#]]
+            let reply = try await api.response(tenant, session: session, headers: iis)
+            #expect(reply.string("disposition") == "useCredential", "\(reply)")
+            #expect(reply.string("reasonCode") == "ntlm_handshake")
+            #expect(reply["authorization"] is NSNull)
+            let credential = try #require(reply["credential"] as? [String: Any])
+            #expect(credential["user"] as? String == "svc" && credential["password"] as? String == "pw" && credential["domain"] as? String == "CORP")
+            #expect(reply.string("scope") == "session")
+            #expect(reply.challengeStatuses == ["unsupportedScheme", "chosen", "lowerPreference"])
+
+            // A tenant that keeps passwords home leaves NTLM out of its preference.
+            let current = try await api.call(.get, "/v1/policy", key: tenant.adminKey)
+            let rules = String(decoding: try JSONSerialization.data(withJSONObject: try #require(current.json["rules"])), as: UTF8.self)
+            try await api.policy(tenant, rules: rules, settings: #"{"preferredSchemes": ["Digest SHA-256", "Basic"]}"#)
+            let basic = try await api.response(tenant, session: try await api.session(tenant, clientId: "device-2"), headers: iis)
+            #expect(basic.string("reasonCode") == "authorization", "\(basic)")
+            #expect(basic.authorizationValue?.hasPrefix("Basic ") == true)
+            #expect(basic.challengeStatuses == ["unsupportedScheme", "unsupportedScheme", "chosen"])
+        }
+    }
+
+    @Test func preferredSchemesAreCheckedWhenThePolicyIsSaved() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            for (settings, code) in [
+                (#"{"preferredSchemes": ["Negotiate"]}"#, "invalid_enum_value"), (#"{"preferredSchemes": []}"#, "invalid_policy"),
+                (#"{"preferredSchemes": ["Basic", "basic"]}"#, "invalid_policy"),
+            ] {
+                let reply = try await api.call(.put, "/v1/policy", key: tenant.adminKey, json: #"{"version": 0, "settings": \#(settings), "rules": []}"#)
+                #expect(reply.status == 400 && reply.errorCode == code, "\(settings): \(reply)")
+            }
+            let saved = try await api.policy(tenant, rules: "[]", settings: #"{"preferredSchemes": ["basic", "Digest MD5"]}"#)
+            #expect((saved.json["settings"] as? [String: Any])?["preferredSchemes"] as? [String] == ["Basic", "Digest MD5"])
+        }
+    }
+
+    @Test func authIntNeedsTheBodyAndHashesIt() async throws {
+        try await TestService.run { api in
+            let tenant = try await releasing(api)
+            _ = try await api.credential(tenant, host: "files.example.com", account: "alice", password: "pw")
+            let session = try await api.session(tenant)
+            let headers = [["WWW-Authenticate", #"Digest realm="Files", nonce="int-nonce", qop="auth-int", algorithm=SHA-512-256"#]]
+            let missing = try await api.response(tenant, session: session, headers: headers, method: "POST")
+            #expect(missing.status == 400 && missing.errorCode == "digest_entity_body_required", "\(missing)")
+            let listed = try await api.call(.get, "/v1/decisions", key: tenant.adminKey)
+            #expect((listed.json["decisions"] as? [Any])?.isEmpty == true)
+
+            let body = Array(#"{"report": "q3"}"#.utf8)
+            let reply = try await api.response(
+                tenant, session: session, headers: headers, method: "POST", extraRequest: ["body": Data(body).base64EncodedString()]
+            )
+            let header = try DigestHeader(try #require(reply.authorizationValue, "\(reply)"))
+            #expect(header["qop"] == "auth-int" && header["algorithm"] == "SHA-512-256")
+            #expect(header["response"] == header.expectedResponse(password: "pw", method: "POST", body: body))
+        }
+    }
+
+    @Test func sessionsAndDecisionsOfOthersAreNotFound() async throws {
+        try await TestService.run { api in
+            let tenant = try await releasing(api)
+            let other = try await api.tenant()
+            let session = try await api.session(tenant)
+            let basic = [["WWW-Authenticate", #"Basic realm="Files""#]]
+            let foreign = try await api.response(other, session: session, headers: basic)
+            #expect(foreign.status == 404)
+            let unknown = try await api.response(tenant, session: session, headers: basic, previousDecisionId: UUID().uuidString)
+            #expect(unknown.status == 404 && unknown.errorCode == "not_found")
+            let invalidated = try await api.call(.post, "/v1/sessions/\(session)/invalidate", key: tenant.clientKey, json: #"{"mode": "cancel"}"#)
+            #expect(invalidated.status == 200)
+            let late = try await api.response(tenant, session: session, headers: basic)
+            #expect(late.status == 409 && late.errorCode == "session_invalidated")
+        }
+    }
+}
