@@ -1,7 +1,7 @@
 public import CountersignCore
 import CountersignCrypto
 public import CountersignStorage
-public import Foundation
+import Foundation
 
 /// Answers raw 401/407/403 responses forwarded by clients that do not parse challenges: parses
 /// every challenge, lets the tenant's policy and preference order pick the one to answer, and
