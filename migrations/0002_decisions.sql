@@ -155,9 +155,10 @@ CREATE TABLE decisions (
 );
 
 CREATE INDEX decisions_tenant_time ON decisions (tenant_id, created_at DESC, id DESC);
+-- Every index here is written by every decision: the session and task one also serves the
+-- lookups of a session's pending decisions and of a task's latest release.
 CREATE INDEX decisions_session_task ON decisions (session_id, task_id, space_key, created_at DESC);
 CREATE INDEX decisions_tenant_credential ON decisions (tenant_id, credential_id, created_at DESC) WHERE credential_id IS NOT NULL;
-CREATE INDEX decisions_pending ON decisions (session_id) WHERE outcome IS NULL;
 
 -- Rejections per tenant, protection space and credential, across all clients and instances.
 -- No foreign key to credentials, for the same reason as session_memory.

@@ -24,7 +24,6 @@ ALTER TABLE decisions DROP CONSTRAINT decisions_outcome_check;
 ALTER TABLE decisions ADD CONSTRAINT decisions_outcome_check
     CHECK (outcome IN ('accepted', 'rejected', 'cancelled', 'refused'));
 
--- Finding the latest credential released to a task for one server (raw responses look it up
--- to count a repeated 401 as the rejection of the header just issued).
-CREATE INDEX decisions_task_target ON decisions (session_id, task_id, is_proxy, host, port, created_at DESC)
-    WHERE disposition = 'useCredential' AND credential_id IS NOT NULL;
+-- Finding the latest credential released to a task for one server (raw responses look it up to
+-- count a repeated 401 as the rejection of the header just issued) uses decisions_session_task:
+-- a task has few decisions, and one more index would cost every decision an insert.

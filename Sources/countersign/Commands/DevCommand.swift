@@ -24,6 +24,9 @@ struct DevCommand: AsyncParsableCommand {
     @Option(help: "Where the local cluster, keys and demo credentials live. Env: COUNTERSIGN_DEV_DIR.")
     var dataDir: String = Environment.string("COUNTERSIGN_DEV_DIR") ?? ".countersign"
 
+    @Flag(help: "Run the local cluster without fsync. For benchmarks that measure the service rather than the disk: a crash of the machine loses data.")
+    var noFsync = false
+
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var http: HTTPOptions
     @OptionGroup var logging: LoggingOptions
@@ -36,7 +39,10 @@ struct DevCommand: AsyncParsableCommand {
         var cluster: LocalPostgresCluster?
         var fallbackURL = ""
         if !database.isDatabaseConfigured {
-            let local = LocalPostgresCluster(directory: directory.appendingPathComponent("postgres").path)
+            let local = LocalPostgresCluster(
+                directory: directory.appendingPathComponent("postgres").path,
+                options: .init(durable: !noFsync)
+            )
             logger.notice("starting the local PostgreSQL cluster", metadata: ["directory": "\(local.directory)"])
             fallbackURL = try local.start()
             cluster = local
