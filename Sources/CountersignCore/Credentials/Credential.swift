@@ -14,6 +14,8 @@ public struct Credential: Hashable, Sendable {
     public var secretVersion: Int
     public var createdAt: Date
     public var updatedAt: Date
+    /// For a client identity: its certificate, as decisions choose and check it.
+    public var certificate: IdentityCertificate?
 
     public init(
         id: UUID,
@@ -25,7 +27,8 @@ public struct Credential: Hashable, Sendable {
         owner: CredentialOwner,
         secretVersion: Int,
         createdAt: Date,
-        updatedAt: Date
+        updatedAt: Date,
+        certificate: IdentityCertificate? = nil
     ) {
         self.id = id
         self.tenantID = tenantID
@@ -37,12 +40,16 @@ public struct Credential: Hashable, Sendable {
         self.secretVersion = secretVersion
         self.createdAt = createdAt
         self.updatedAt = updatedAt
+        self.certificate = certificate
     }
 }
 
 public enum CredentialKind: String, StrictStringEnum {
     /// A user name and password (and an NTLM domain).
     case password
+    /// A private key and its certificate chain, for TLS client authentication. Uploaded by
+    /// admins (`/v1/identities`), released as a PKCS#12 under a one-time passphrase.
+    case clientIdentity
 }
 
 /// Who a credential belongs to, which is also where it is remembered.

@@ -23,6 +23,11 @@ public import Foundation
 /// `persistence: none` releases are remembered nowhere. Client-submitted `permanent` and
 /// `synchronizable` credentials are served through step 3, so only where a rule answers
 /// `useCredential`.
+///
+/// TLS challenges need OpenSSL, which the core does not have, so for them `useCredential`
+/// yields a plan with a `pending` evaluation (see `DecisionEngine+TLS`): the caller evaluates
+/// the server's chain or matches identities against the server's acceptable CAs, and
+/// `resolve` turns the result into the answer.
 public enum DecisionEngine {
     public static func decide(_ inputs: DecisionInputs) -> DecisionPlan {
         let space = inputs.challenge.protectionSpace.normalized
@@ -36,7 +41,8 @@ public enum DecisionEngine {
                 reason: "Countersign does not answer \(method.rawValue)"
             )
         }
-        if let remembered = inputs.sessionMemory[space.key], let plan = answer(from: remembered, scope: scope, inputs: inputs) {
+        let memoryKey = Self.memoryKey(for: space, inputs: inputs)
+        if let remembered = inputs.sessionMemory[memoryKey], let plan = answer(from: remembered, scope: scope, inputs: inputs) {
             return plan
         }
         guard let rule = inputs.policy.rule(for: space) else {
@@ -44,7 +50,8 @@ public enum DecisionEngine {
                 disposition: .performDefaultHandling,
                 scope: scope,
                 source: .noMatchingRule,
-                reason: "no policy rule matches this protection space"
+                reason: "no policy rule matches this protection space",
+                memoryKey: memoryKey == space.key ? nil : memoryKey
             )
         }
         let reference = RuleReference(id: rule.id, name: rule.name)
@@ -56,11 +63,18 @@ public enum DecisionEngine {
                 rule: reference,
                 source: .policy,
                 reason: "rule '\(rule.id)' answers \(action.disposition.rawValue)",
-                rememberInSession: method.isSessionWide
+                rememberInSession: method.isSessionWide,
+                memoryKey: memoryKey == space.key ? nil : memoryKey
             )
         }
+        if method == .serverTrust {
+            return serverTrustPlan(rule: rule, scope: scope, memoryKey: memoryKey)
+        }
+        if method == .clientCertificate {
+            return identityPlan(rule: rule, scope: scope, inputs: inputs)
+        }
         guard method.usesPassword else {
-            // Server trust and client identities are judged by their own evaluators.
+            // Every known method is answered above or with a password; kept for methods to come.
             return DecisionPlan(
                 disposition: action.whenUnanswerable,
                 scope: scope,
@@ -121,7 +135,22 @@ public enum DecisionEngine {
                 reason: "the session already answered this protection space"
             )
         }
+        if let trust = remembered.trust {
+            return DecisionPlan(
+                disposition: .useCredential,
+                persistence: remembered.persistence,
+                scope: scope,
+                rule: rule,
+                source: .session,
+                reason: "the session already trusted this certificate chain for this host and port",
+                trust: trust
+            )
+        }
         guard let id = remembered.credentialID, let credential = inputs.credentials.first(where: { $0.id == id }) else { return nil }
+        if credential.kind == .clientIdentity, credential.certificate?.isValid(at: inputs.now) != true {
+            // Expired identities are never released; the policy decides again.
+            return nil
+        }
         if inputs.isBlocked(id) {
             return DecisionPlan(
                 disposition: remembered.blockedDisposition ?? .cancelAuthenticationChallenge,
@@ -140,14 +169,18 @@ public enum DecisionEngine {
             scope: scope,
             rule: rule,
             source: .session,
-            reason: "the session remembered the credential of '\(credential.attributes.account)'",
+            reason: credential.kind == .clientIdentity
+                ? "the session remembered the client identity '\(credential.attributes.account)'"
+                : "the session remembered the credential of '\(credential.attributes.account)'",
             maxFailures: remembered.maxFailures
         )
     }
 
     private static func candidates(for space: ProtectionSpace, action: RuleAction, inputs: DecisionInputs) -> [Credential] {
         if let id = action.credentialId?.lowercased() {
-            return inputs.credentials.filter { $0.id.uuidString.lowercased() == id && $0.attributes.isProxy == space.isProxy }
+            return inputs.credentials.filter {
+                $0.kind == .password && $0.id.uuidString.lowercased() == id && $0.attributes.isProxy == space.isProxy
+            }
         }
         return inputs.credentials
             .filter { credential in
@@ -181,6 +214,9 @@ public struct DecisionInputs: Sendable {
     /// Credentials blocked now, and until when.
     public var blockedUntil: [UUID: Date]
     public var now: Date
+    /// For server-trust challenges that carry a chain: its digest (`PresentedChain.digest`),
+    /// which keys what the session remembers, so that another chain is evaluated again.
+    public var presentedChainDigest: String?
 
     public init(
         challenge: Challenge,
@@ -190,7 +226,8 @@ public struct DecisionInputs: Sendable {
         sessionMemory: [String: SessionMemoryEntry],
         credentials: [Credential],
         blockedUntil: [UUID: Date],
-        now: Date
+        now: Date,
+        presentedChainDigest: String? = nil
     ) {
         self.challenge = challenge
         self.policy = policy
@@ -200,6 +237,7 @@ public struct DecisionInputs: Sendable {
         self.credentials = credentials
         self.blockedUntil = blockedUntil
         self.now = now
+        self.presentedChainDigest = presentedChainDigest
     }
 
     func isBlocked(_ id: UUID) -> Bool {

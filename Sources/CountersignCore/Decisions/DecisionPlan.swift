@@ -20,6 +20,14 @@ public struct DecisionPlan: Hashable, Sendable {
     public var blockedDisposition: Disposition?
     /// Store the answer in the session's memory for this protection space.
     public var rememberInSession: Bool
+    /// Work still to do before this plan is an answer (server-trust evaluation, identity
+    /// selection); see `DecisionEngine.resolve`. Never recorded while set.
+    public var pending: PendingEvaluation?
+    /// The server-trust evaluation behind the answer, for server-trust challenges.
+    public var trust: ServerTrustVerdict?
+    /// The session-memory key to remember the answer under, when it is not the protection
+    /// space's key (server trust adds the chain's digest: another chain is evaluated again).
+    public var memoryKey: String?
 
     public init(
         disposition: Disposition,
@@ -33,7 +41,10 @@ public struct DecisionPlan: Hashable, Sendable {
         maxFailures: Int? = nil,
         blockSchedule: BlockSchedule? = nil,
         blockedDisposition: Disposition? = nil,
-        rememberInSession: Bool = false
+        rememberInSession: Bool = false,
+        pending: PendingEvaluation? = nil,
+        trust: ServerTrustVerdict? = nil,
+        memoryKey: String? = nil
     ) {
         self.disposition = disposition
         self.credential = credential
@@ -47,20 +58,24 @@ public struct DecisionPlan: Hashable, Sendable {
         self.blockSchedule = blockSchedule
         self.blockedDisposition = blockedDisposition
         self.rememberInSession = rememberInSession
+        self.pending = pending
+        self.trust = trust
+        self.memoryKey = memoryKey
     }
 
     /// The session-memory entry this plan leaves behind, when it leaves one.
     public func memoryEntry(spaceKey: String) -> SessionMemoryEntry? {
-        guard rememberInSession else { return nil }
+        guard rememberInSession, pending == nil else { return nil }
         return SessionMemoryEntry(
-            spaceKey: spaceKey,
+            spaceKey: memoryKey ?? spaceKey,
             disposition: disposition,
             credentialID: credential?.id,
             persistence: persistence,
             ruleID: rule?.id,
             ruleName: rule?.name,
             maxFailures: maxFailures,
-            blockedDisposition: blockedDisposition
+            blockedDisposition: blockedDisposition,
+            trust: trust
         )
     }
 }

@@ -14,6 +14,8 @@ public struct SessionMemoryEntry: Hashable, Sendable, Codable {
     /// The rule's limits, kept so that a remembered credential still blocks by its rule.
     public var maxFailures: Int?
     public var blockedDisposition: Disposition?
+    /// For a trusted server chain: the evaluation that trusted it, answered again as it was.
+    public var trust: ServerTrustVerdict?
 
     public init(
         spaceKey: String,
@@ -23,7 +25,8 @@ public struct SessionMemoryEntry: Hashable, Sendable, Codable {
         ruleID: String?,
         ruleName: String?,
         maxFailures: Int?,
-        blockedDisposition: Disposition?
+        blockedDisposition: Disposition?,
+        trust: ServerTrustVerdict? = nil
     ) {
         self.spaceKey = spaceKey
         self.disposition = disposition
@@ -33,5 +36,6 @@ public struct SessionMemoryEntry: Hashable, Sendable, Codable {
         self.ruleName = ruleName
         self.maxFailures = maxFailures
         self.blockedDisposition = blockedDisposition
+        self.trust = trust
     }
 }

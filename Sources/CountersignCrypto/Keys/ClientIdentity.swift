@@ -215,15 +215,7 @@ public struct ClientIdentity: Sendable, CustomStringConvertible {
     /// name is the issuer of the leaf or of a chain certificate, or the subject of a chain
     /// certificate. Names compare as OpenSSL compares them (canonical form), not byte for byte.
     public func matchesAcceptableIssuers(_ distinguishedNames: [[UInt8]]) -> Bool {
-        guard !distinguishedNames.isEmpty else { return true }
-        var candidates = [certificate.issuerDER]
-        for certificate in chain {
-            candidates.append(certificate.issuerDER)
-            candidates.append(certificate.subjectDER)
-        }
-        return distinguishedNames.contains { name in
-            candidates.contains { DistinguishedName.equal($0, name) }
-        }
+        AcceptableIssuers.match(AcceptableIssuers.names(certificate: certificate, chain: chain), acceptable: distinguishedNames)
     }
 
     public var description: String {

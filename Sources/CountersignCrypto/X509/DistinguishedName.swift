@@ -37,6 +37,14 @@ enum DistinguishedName {
         return X509_NAME_cmp(a, b) == 0
     }
 
+    /// Whether `der` is exactly one DER-encoded name.
+    static func isWellFormed(_ der: [UInt8]) -> Bool {
+        guard let name = decode(der) else { return false }
+        X509_NAME_free(name)
+        OpenSSLErrorQueue.clear()
+        return true
+    }
+
     private static func decode(_ der: [UInt8]) -> OpaquePointer? {
         guard !der.isEmpty, der.count <= Certificate.maximumByteCount else { return nil }
         return der.withUnsafeBufferPointer { buffer -> OpaquePointer? in

@@ -29,12 +29,20 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
 
     let vault = SecretVault(masterKey: configuration.masterKey, pool: pool)
     let credentials = CredentialStore(pool: pool, vault: vault)
+    let identities = IdentityStore(pool: pool, vault: vault)
     let sessionStore = SessionStore(pool: pool)
     let decisionStore = DecisionStore(pool: pool)
     let cache = DecisionStateCache(store: DecisionStateStore(pool: pool))
     let secrets = SecretCache(store: credentials)
     let writer = DecisionWriter(pool: pool, logger: logger, maximumWriters: configuration.decisionWriters)
-    let decisions = DecisionService(cache: cache, secrets: secrets, writer: writer, decisions: decisionStore, logger: logger)
+    let decisions = DecisionService(
+        cache: cache,
+        secrets: secrets,
+        writer: writer,
+        decisions: decisionStore,
+        logger: logger,
+        identities: IdentityCache(store: identities)
+    )
     let securityChecks = SecurityCheckService(cache: cache, secrets: secrets, writer: writer, store: SecurityCheckStore(pool: pool), logger: logger)
     let sessions = SessionService(sessions: sessionStore, credentials: credentials, cache: cache)
     let nonceCounts = DigestNonceCountStore(pool: pool)
@@ -54,6 +62,8 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
     decisionController.addAdminRoutes(to: v1.group("decisions", context: AdminRequestContext.self))
     CredentialController(credentials: credentials, cache: cache, body: body)
         .addRoutes(to: v1.group("credentials", context: AdminRequestContext.self))
+    IdentityController(identities: identities, cache: cache, body: body)
+        .addRoutes(to: v1.group("identities", context: AdminRequestContext.self))
     PolicyController(policies: PolicyStore(pool: pool), decisions: decisions, cache: cache, body: body)
         .addRoutes(to: v1.group("policy", context: AdminRequestContext.self))
     CounterController(counters: CounterStore(pool: pool), cache: cache)

@@ -48,6 +48,10 @@ struct PolicyController: Sendable {
         var reason: String
         var blockedUntil: Date?
         var maxFailures: Int?
+        /// The client identity a client-certificate challenge would get (never its key).
+        var identity: IdentityView? = nil
+        /// The server-trust evaluation of the presented chain.
+        var evaluation: ServerTrustVerdict? = nil
 
         func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
@@ -60,10 +64,12 @@ struct PolicyController: Sendable {
             try container.encode(reason, forKey: .reason)
             try container.encode(blockedUntil, forKey: .blockedUntil)
             try container.encode(maxFailures, forKey: .maxFailures)
+            try container.encode(identity, forKey: .identity)
+            try container.encode(evaluation, forKey: .evaluation)
         }
 
         enum CodingKeys: String, CodingKey {
-            case disposition, credential, persistence, scope, rule, source, reason, blockedUntil, maxFailures
+            case disposition, credential, persistence, scope, rule, source, reason, blockedUntil, maxFailures, identity, evaluation
         }
     }
 
@@ -102,14 +108,16 @@ struct PolicyController: Sendable {
             return try JSONResponse.make(
                 Explanation(
                     disposition: plan.disposition,
-                    credential: plan.credential.map(CredentialView.init),
+                    credential: plan.credential.flatMap { $0.kind == .password ? CredentialView($0) : nil },
                     persistence: plan.persistence,
                     scope: plan.scope,
                     rule: plan.rule,
                     source: plan.source,
                     reason: plan.reason,
                     blockedUntil: plan.blockedUntil,
-                    maxFailures: plan.maxFailures
+                    maxFailures: plan.maxFailures,
+                    identity: plan.credential.flatMap { $0.kind == .clientIdentity ? IdentityView($0) : nil },
+                    evaluation: plan.trust
                 )
             )
         }

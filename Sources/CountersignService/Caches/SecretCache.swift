@@ -12,7 +12,7 @@ public final class SecretCache: Sendable {
         var secretVersion: Int
     }
 
-    private let store: CredentialStore
+    let store: CredentialStore
     private let passwords = Mutex<[Key: String]>([:])
     private static let limit = 50_000
 

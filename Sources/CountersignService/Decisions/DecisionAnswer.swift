@@ -17,12 +17,27 @@ public struct DecisionAnswer: Sendable, Encodable {
     public var reason: String
     /// The earlier decision this challenge showed rejected (a retry naming its user), if any.
     public var countedRejection: UUID?
+    /// With `useCredential` on a client-certificate challenge: the identity, as a PKCS#12 under
+    /// a one-time passphrase. Encoded as `credential`.
+    public var identity: ReleasedIdentity? = nil
+    /// The server-trust evaluation behind the answer (server-trust challenges whose chain was
+    /// evaluated or remembered trusted). Trusted with `useCredential`: it is also the
+    /// `serverTrust` credential.
+    public var trust: ServerTrustVerdict? = nil
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(decisionId, forKey: .decisionId)
         try container.encode(disposition, forKey: .disposition)
-        try container.encode(credential, forKey: .credential)
+        if let credential {
+            try container.encode(credential, forKey: .credential)
+        } else if let identity {
+            try container.encode(identity, forKey: .credential)
+        } else if disposition == .useCredential, let trust, trust.trusted {
+            try container.encode(ServerTrustCredential(evaluation: trust), forKey: .credential)
+        } else {
+            try container.encodeNil(forKey: .credential)
+        }
         try container.encode(persistence, forKey: .persistence)
         try container.encode(scope, forKey: .scope)
         try container.encode(remainingAttempts, forKey: .remainingAttempts)
@@ -31,11 +46,76 @@ public struct DecisionAnswer: Sendable, Encodable {
         try container.encode(source, forKey: .source)
         try container.encode(reason, forKey: .reason)
         try container.encode(countedRejection, forKey: .countedRejection)
+        try container.encode(trust, forKey: .evaluation)
     }
 
     enum CodingKeys: String, CodingKey {
         case decisionId, disposition, credential, persistence, scope, remainingAttempts, blockedUntil, rule, source, reason, countedRejection
+        case evaluation
     }
+}
+
+/// A released client identity: the key, the leaf and its chain in a PKCS#12 built for this
+/// answer, protected by a passphrase made for it alone. The key never leaves in any other form.
+public struct ReleasedIdentity: Sendable, Encodable {
+    public var identityId: UUID
+    public var subject: String
+    public var issuer: String
+    public var sha256Fingerprint: String
+    public var notAfter: Date
+    /// The PKCS#12 file, base64 (standard alphabet, padded).
+    public var pkcs12: String
+    /// The one-time passphrase that opens `pkcs12` (192 random bits, base64url).
+    public var passphrase: String
+
+    public init(identityId: UUID, subject: String, issuer: String, sha256Fingerprint: String, notAfter: Date, pkcs12: String, passphrase: String) {
+        self.identityId = identityId
+        self.subject = subject
+        self.issuer = issuer
+        self.sha256Fingerprint = sha256Fingerprint
+        self.notAfter = notAfter
+        self.pkcs12 = pkcs12
+        self.passphrase = passphrase
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode("clientIdentity", forKey: .kind)
+        try container.encode(identityId, forKey: .identityId)
+        try container.encode(subject, forKey: .subject)
+        try container.encode(issuer, forKey: .issuer)
+        try container.encode(sha256Fingerprint, forKey: .sha256Fingerprint)
+        try container.encode(notAfter, forKey: .notAfter)
+        try container.encode("pkcs12", forKey: .format)
+        try container.encode(pkcs12, forKey: .pkcs12)
+        try container.encode(passphrase, forKey: .passphrase)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case kind, identityId, subject, issuer, sha256Fingerprint, notAfter, format, pkcs12, passphrase
+    }
+}
+
+// The PKCS#12 and its passphrase are a private key in transit: printing the value, on purpose
+// or by interpolation into a log line, must show neither.
+extension ReleasedIdentity: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String { "ReleasedIdentity(\(identityId), subject: \(subject), pkcs12: redacted, passphrase: redacted)" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["identityId": identityId, "subject": subject], displayStyle: .struct) }
+}
+
+/// The server-trust credential: "trust this chain" (URLCredential(trust:)), with the
+/// evaluation that justified it.
+struct ServerTrustCredential: Encodable {
+    var evaluation: ServerTrustVerdict
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode("serverTrust", forKey: .kind)
+        try container.encode(evaluation, forKey: .evaluation)
+    }
+
+    enum CodingKeys: String, CodingKey { case kind, evaluation }
 }
 
 /// A released password credential.

@@ -1,21 +1,37 @@
 public import CountersignCore
+import CountersignCrypto
 public import CountersignStorage
 public import Foundation
 public import Logging
 import Metrics
 
 /// Answers challenges: loads the decision state (from memory when it can), lets the
-/// `DecisionEngine` decide, records the decision durably, and only then hands out a secret.
+/// `DecisionEngine` decide, runs the TLS evaluations the plan leaves pending (server trust,
+/// identity selection: OpenSSL, via the crypto module), records the decision durably, and only
+/// then hands out a secret.
 public struct DecisionService: Sendable {
     let cache: DecisionStateCache
     let secrets: SecretCache
+    let identities: IdentityCache
+    let trustEvaluator: ServerTrustEvaluator
     let writer: DecisionWriter
     let decisions: DecisionStore
     let logger: Logger
 
-    public init(cache: DecisionStateCache, secrets: SecretCache, writer: DecisionWriter, decisions: DecisionStore, logger: Logger) {
+    /// `identities` defaults to a cache over the identities stored beside `secrets`' credentials.
+    public init(
+        cache: DecisionStateCache,
+        secrets: SecretCache,
+        writer: DecisionWriter,
+        decisions: DecisionStore,
+        logger: Logger,
+        identities: IdentityCache? = nil,
+        trustEvaluator: ServerTrustEvaluator = ServerTrustEvaluator()
+    ) {
         self.cache = cache
         self.secrets = secrets
+        self.identities = identities ?? IdentityCache(store: IdentityStore(credentials: secrets.store))
+        self.trustEvaluator = trustEvaluator
         self.writer = writer
         self.decisions = decisions
         self.logger = logger
@@ -41,6 +57,8 @@ public struct DecisionService: Sendable {
     public func decide(_ challenge: Challenge, for asker: Asker) async throws -> DecisionAnswer {
         try challenge.validate()
         let space = challenge.protectionSpace.normalized
+        let tls = try PresentedTLS.parse(challenge)
+        var verdicts = TrustVerdicts()
         var countedRejection: UUID?
         var retryExamined = false
         for _ in 0..<Self.attempts {
@@ -57,25 +75,35 @@ public struct DecisionService: Sendable {
                 }
             }
             let tenant = try await cache.tenant(asker.tenantID)
-            let plan = DecisionEngine.decide(
-                DecisionInputs(
-                    challenge: challenge,
-                    policy: tenant.policy.policy,
-                    sessionID: asker.sessionID,
-                    clientID: session.session.clientId,
-                    sessionMemory: session.memory,
-                    credentials: session.credentials + tenant.credentials,
-                    blockedUntil: tenant.blockedUntil,
-                    now: now
-                )
+            let inputs = DecisionInputs(
+                challenge: challenge,
+                policy: tenant.policy.policy,
+                sessionID: asker.sessionID,
+                clientID: session.session.clientId,
+                sessionMemory: session.memory,
+                credentials: session.credentials + tenant.credentials,
+                blockedUntil: tenant.blockedUntil,
+                now: now,
+                presentedChainDigest: tls.chainDigest
             )
+            let plan = try resolve(DecisionEngine.decide(inputs), tls: tls, space: space, inputs: inputs, verdicts: &verdicts)
             var released: ReleasedCredential?
+            var identity: ReleasedIdentity?
             if plan.disposition == .useCredential, let credential = plan.credential {
-                guard let password = try await secrets.password(of: credential) else {
-                    forget(asker)
-                    continue
+                switch credential.kind {
+                case .password:
+                    guard let password = try await secrets.password(of: credential) else {
+                        forget(asker)
+                        continue
+                    }
+                    released = ReleasedCredential(kind: credential.kind, user: credential.attributes.account, password: password, domain: credential.domain)
+                case .clientIdentity:
+                    guard let opened = try await identities.identity(of: credential) else {
+                        forget(asker)
+                        continue
+                    }
+                    identity = try Self.release(opened, as: credential)
                 }
-                released = ReleasedCredential(kind: credential.kind, user: credential.attributes.account, password: password, domain: credential.domain)
             }
             let record = DecisionRecord(
                 tenantID: asker.tenantID,
@@ -108,7 +136,9 @@ public struct DecisionService: Sendable {
                     rule: plan.rule,
                     source: plan.source,
                     reason: plan.reason,
-                    countedRejection: countedRejection
+                    countedRejection: countedRejection,
+                    identity: identity,
+                    trust: plan.trust
                 )
             }
         }
@@ -119,6 +149,7 @@ public struct DecisionService: Sendable {
     /// releasing a secret.
     public func explain(_ challenge: Challenge, tenantID: UUID, clientID: String, sessionID: UUID?) async throws -> (plan: DecisionPlan, remainingAttempts: Int?) {
         try challenge.validate()
+        let tls = try PresentedTLS.parse(challenge)
         cache.forgetTenant(tenantID)
         let tenant = try await cache.tenant(tenantID)
         var session: DecisionStateStore.SessionState?
@@ -126,17 +157,24 @@ public struct DecisionService: Sendable {
             cache.forgetSession(sessionID)
             session = try await cache.session(sessionID, tenantID: tenantID)
         }
-        let plan = DecisionEngine.decide(
-            DecisionInputs(
-                challenge: challenge,
-                policy: tenant.policy.policy,
-                sessionID: sessionID ?? UUID(),
-                clientID: session?.session.clientId ?? clientID,
-                sessionMemory: session?.memory ?? [:],
-                credentials: (session?.credentials ?? []) + tenant.credentials,
-                blockedUntil: tenant.blockedUntil,
-                now: Date()
-            )
+        let inputs = DecisionInputs(
+            challenge: challenge,
+            policy: tenant.policy.policy,
+            sessionID: sessionID ?? UUID(),
+            clientID: session?.session.clientId ?? clientID,
+            sessionMemory: session?.memory ?? [:],
+            credentials: (session?.credentials ?? []) + tenant.credentials,
+            blockedUntil: tenant.blockedUntil,
+            now: Date(),
+            presentedChainDigest: tls.chainDigest
+        )
+        var verdicts = TrustVerdicts()
+        let plan = try resolve(
+            DecisionEngine.decide(inputs),
+            tls: tls,
+            space: challenge.protectionSpace.normalized,
+            inputs: inputs,
+            verdicts: &verdicts
         )
         return (plan, plan.blockedUntil != nil ? 0 : nil)
     }
@@ -177,6 +215,53 @@ public struct DecisionService: Sendable {
         } catch let error as CountersignError where error.code == .outcomeConflict {
             // The client reported another outcome for it meanwhile; nothing to count.
             return nil
+        }
+    }
+
+    /// Verdicts already reached for the presented chain in this request, by trust settings:
+    /// a decision made again after a stale commit does not evaluate the chain again.
+    typealias TrustVerdicts = [TrustSettings: ServerTrustVerdict]
+
+    /// Runs the evaluation a plan leaves pending and returns the final plan.
+    func resolve(_ plan: DecisionPlan, tls: PresentedTLS, space: ProtectionSpace, inputs: DecisionInputs, verdicts: inout TrustVerdicts) throws -> DecisionPlan {
+        switch plan.pending {
+        case nil:
+            return plan
+        case .serverTrust(let settings, _):
+            guard let chain = tls.chain, let digest = tls.chainDigest else {
+                throw CountersignError(
+                    .serverTrustMissing,
+                    "the policy evaluates this server's certificates: send them in 'protectionSpace.serverTrust.certificates' (DER, base64, leaf first)"
+                )
+            }
+            let verdict = verdicts[settings] ?? trustEvaluator.evaluate(chain: chain, digest: digest, host: space.host, settings: settings, at: inputs.now)
+            verdicts[settings] = verdict
+            return DecisionEngine.resolve(plan, trust: verdict)
+        case .identitySelection(let candidates, let explicit, _):
+            let fitting = explicit ? candidates : candidates.filter { candidate in
+                let names = (candidate.certificate?.issuerNames ?? []).compactMap { Data(base64Encoded: $0).map { [UInt8]($0) } }
+                return AcceptableIssuers.match(names, acceptable: tls.acceptableIssuers)
+            }
+            return DecisionEngine.resolve(plan, identities: fitting, inputs: inputs)
+        }
+    }
+
+    /// A PKCS#12 of `identity` under a passphrase made for this answer alone.
+    static func release(_ identity: ClientIdentity, as credential: Credential) throws -> ReleasedIdentity {
+        do {
+            let passphrase = try SecureRandom.passphrase()
+            let pkcs12 = try identity.exportPKCS12(passphrase: passphrase, friendlyName: credential.label ?? identity.certificate.subject)
+            return ReleasedIdentity(
+                identityId: credential.id,
+                subject: identity.certificate.subject,
+                issuer: identity.certificate.issuer,
+                sha256Fingerprint: identity.certificate.sha256Fingerprint,
+                notAfter: identity.certificate.notAfter,
+                pkcs12: Data(pkcs12).base64EncodedString(),
+                passphrase: passphrase
+            )
+        } catch {
+            throw CountersignError(.internalError, "the client identity could not be packaged")
         }
     }
 

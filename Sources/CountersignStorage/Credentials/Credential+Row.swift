@@ -6,8 +6,24 @@ extension Credential {
     static let columns = """
         c.id, c.tenant_id, c.kind, c.owner, c.owner_client_id, c.owner_session_id, c.submitted_by_client, c.host, c.port,
         c.protocol, c.realm, c.path, c.authentication_method, c.is_proxy, c.account, c.domain, c.label, c.secret_version,
-        c.created_at, c.updated_at
+        c.created_at, c.updated_at, \(identityColumn)
         """
+
+    /// A client identity's certificate as one JSON column (NULL for passwords), so that every
+    /// query selecting `columns` reads identities whole.
+    static let identityColumn = """
+        (SELECT jsonb_build_object('subject', i.subject, 'issuer', i.issuer, 'serialNumber', i.serial_number,
+            'notBefore', extract(epoch FROM i.not_before), 'notAfter', extract(epoch FROM i.not_after),
+            'sha256Fingerprint', i.sha256_fingerprint, 'keyAlgorithm', i.key_algorithm, 'chainSubjects', i.chain_subjects,
+            'issuerNames', i.issuer_names)::text
+         FROM client_identities i WHERE i.credential_id = c.id) AS identity
+        """
+
+    private static let identityDecoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        return decoder
+    }()
 
     init(row: PostgresRow) throws {
         let owner: CredentialOwner
@@ -20,6 +36,7 @@ extension Credential {
             owner = .tenant(submittedBy: try row.decode("submitted_by_client"))
         }
         let method: String? = try row.decode("authentication_method")
+        let identity: String? = try row.decode("identity")
         self.init(
             id: try row.decode("id"),
             tenantID: try row.decode("tenant_id"),
@@ -39,7 +56,8 @@ extension Credential {
             owner: owner,
             secretVersion: try row.decode("secret_version"),
             createdAt: try row.decode("created_at"),
-            updatedAt: try row.decode("updated_at")
+            updatedAt: try row.decode("updated_at"),
+            certificate: try identity.map { try Self.identityDecoder.decode(IdentityCertificate.self, from: Data($0.utf8)) }
         )
     }
 }

@@ -2,8 +2,9 @@ public import CountersignCore
 public import CountersignPostgres
 public import Foundation
 
-/// The credential store: admin-provisioned and client-submitted credentials, their sealed
-/// secrets and their history.
+/// The credential store: admin-provisioned and client-submitted password credentials, their
+/// sealed secrets and their history. Client identities share the table (kind
+/// `clientIdentity`) but are managed by `IdentityStore`; nothing here reads or changes them.
 public struct CredentialStore: Sendable {
     let pool: PostgresPool
     let vault: SecretVault
@@ -183,7 +184,7 @@ public struct CredentialStore: Sendable {
             try connection.query(
                 """
                 SELECT \(Credential.columns) FROM credentials c
-                WHERE c.tenant_id = $1 AND ($2::text IS NULL OR c.host = lower($2)) AND ($3::text IS NULL OR c.account = $3)
+                WHERE c.tenant_id = $1 AND c.kind = 'password' AND ($2::text IS NULL OR c.host = lower($2)) AND ($3::text IS NULL OR c.account = $3)
                 ORDER BY c.host, c.account, c.created_at, c.id
                 """,
                 [.uuid(tenantID), PostgresValue(host), PostgresValue(account)]
@@ -194,7 +195,7 @@ public struct CredentialStore: Sendable {
     public func get(tenantID: UUID, id: UUID) async throws -> Credential? {
         try await pool.withConnection { connection in
             try connection.query(
-                "SELECT \(Credential.columns) FROM credentials c WHERE c.tenant_id = $1 AND c.id = $2",
+                "SELECT \(Credential.columns) FROM credentials c WHERE c.tenant_id = $1 AND c.id = $2 AND c.kind = 'password'",
                 [.uuid(tenantID), .uuid(id)]
             ).rows.first.map(Credential.init(row:))
         }
@@ -247,7 +248,7 @@ public struct CredentialStore: Sendable {
         let key = try await vault.key(for: tenantID)
         let sealed = try await pool.withConnection { connection in
             try connection.query(
-                "SELECT sealed_secret FROM credentials WHERE tenant_id = $1 AND id = $2 AND secret_version = $3",
+                "SELECT sealed_secret FROM credentials WHERE tenant_id = $1 AND id = $2 AND secret_version = $3 AND kind = 'password'",
                 [.uuid(tenantID), .uuid(id), .int(secretVersion)]
             ).rows.first?.decode("sealed_secret", as: [UInt8].self)
         }
@@ -282,7 +283,7 @@ public struct CredentialStore: Sendable {
         return try connection.query(
             """
             SELECT \(Credential.columns) FROM credentials c
-            WHERE c.tenant_id = $1 AND c.owner = $2 AND coalesce(c.owner_client_id, '') = coalesce($3::text, '')
+            WHERE c.tenant_id = $1 AND c.kind = 'password' AND c.owner = $2 AND coalesce(c.owner_client_id, '') = coalesce($3::text, '')
               AND coalesce(c.owner_session_id::text, '') = coalesce($4::uuid::text, '') AND c.is_proxy = $5 AND c.host = $6
               AND coalesce(c.port, -1) = coalesce($7::int, -1) AND coalesce(c.protocol, '') = coalesce($8::text, '')
               AND coalesce(c.realm, '') = coalesce($9::text, '') AND coalesce(c.path, '') = coalesce($10::text, '')
@@ -299,7 +300,7 @@ public struct CredentialStore: Sendable {
 
     static func lock(tenantID: UUID, id: UUID, on connection: PostgresConnection) throws -> Credential? {
         try connection.query(
-            "SELECT \(Credential.columns) FROM credentials c WHERE c.tenant_id = $1 AND c.id = $2 FOR UPDATE",
+            "SELECT \(Credential.columns) FROM credentials c WHERE c.tenant_id = $1 AND c.id = $2 AND c.kind = 'password' FOR UPDATE",
             [.uuid(tenantID), .uuid(id)]
         ).rows.first.map(Credential.init(row:))
     }

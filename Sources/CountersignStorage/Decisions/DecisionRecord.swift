@@ -23,6 +23,10 @@ public struct DecisionRecord: Sendable {
     public var tenantStateVersion: Int64
     public var sessionStateVersion: Int64
 
+    /// Where the session remembers (or would remember) the answer: the protection space's key,
+    /// or the plan's own key (server trust adds the presented chain's digest).
+    var memoryKey: String { plan.memoryKey ?? spaceKey }
+
     public init(
         id: UUID = UUID(),
         tenantID: UUID,

@@ -60,6 +60,13 @@ public struct DecisionStateStore: Sendable {
         }
     }
 
+    // Remembered evaluations are written by DecisionWriter.encoder (RFC 3339 with milliseconds).
+    private static let trustDecoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601withFractions
+        return decoder
+    }()
+
     public func sessionState(tenantID: UUID, sessionID: UUID) async throws -> SessionState? {
         try await pool.withConnection { connection in
             guard let row = try connection.query(
@@ -70,12 +77,14 @@ public struct DecisionStateStore: Sendable {
             var memory: [String: SessionMemoryEntry] = [:]
             for entry in try connection.query(
                 """
-                SELECT space_key, disposition, credential_id, persistence, rule_id, rule_name, max_failures, blocked_disposition
+                SELECT space_key, disposition, credential_id, persistence, rule_id, rule_name, max_failures, blocked_disposition,
+                    trust_evaluation::text AS trust_evaluation
                 FROM session_memory WHERE session_id = $1
                 """,
                 [.uuid(sessionID)]
             ).rows {
                 let blocked: String? = try entry.decode("blocked_disposition")
+                let trust: String? = try entry.decode("trust_evaluation")
                 let remembered = SessionMemoryEntry(
                     spaceKey: try entry.decode("space_key"),
                     disposition: try entry.decodeEnum("disposition"),
@@ -84,7 +93,8 @@ public struct DecisionStateStore: Sendable {
                     ruleID: try entry.decode("rule_id"),
                     ruleName: try entry.decode("rule_name"),
                     maxFailures: try entry.decode("max_failures"),
-                    blockedDisposition: blocked.flatMap(Disposition.init(rawValue:))
+                    blockedDisposition: blocked.flatMap(Disposition.init(rawValue:)),
+                    trust: try trust.map { try Self.trustDecoder.decode(ServerTrustVerdict.self, from: Data($0.utf8)) }
                 )
                 memory[remembered.spaceKey] = remembered
             }

@@ -49,7 +49,11 @@ public final class DecisionWriter: Sendable {
 
     /// Records `record` and returns once it is committed, or says it is stale.
     public func record(_ record: DecisionRecord) async throws -> DecisionCommit {
-        try await withCheckedThrowingContinuation { continuation in
+        guard record.plan.pending == nil else {
+            // A plan still waiting for an evaluation is not an answer; recording it would be a bug.
+            throw CountersignError(.internalError, "a decision with a pending evaluation cannot be recorded")
+        }
+        return try await withCheckedThrowingContinuation { continuation in
             let startWriter = state.withLock { state in
                 state.queue.append(Pending(record: record, continuation: continuation))
                 guard state.activeWriters < maximumWriters else { return false }
@@ -132,11 +136,11 @@ public final class DecisionWriter: Sendable {
                     JOIN jsonb_to_recordset($1::jsonb) AS r(session_id uuid, space_key text)
                       ON m.session_id = r.session_id AND m.space_key = r.space_key
                     """,
-                    [.json(Self.keyRows(askedPolicy.map { ("session_id", $0.sessionID, $0.spaceKey) }))]
+                    [.json(Self.keyRows(askedPolicy.map { ("session_id", $0.sessionID, $0.memoryKey) }))]
                 ).rows {
                     remembered.insert("\(try row.decode("session_id", as: UUID.self))|\(try row.decode("space_key", as: String.self))")
                 }
-                for (index, record) in records.enumerated() where current[index] && remembered.contains("\(record.sessionID)|\(record.spaceKey)") {
+                for (index, record) in records.enumerated() where current[index] && remembered.contains("\(record.sessionID)|\(record.memoryKey)") {
                     current[index] = false
                 }
             }
@@ -172,11 +176,12 @@ public final class DecisionWriter: Sendable {
                 try connection.execute(
                     """
                     INSERT INTO session_memory (session_id, space_key, disposition, credential_id, persistence, rule_id, rule_name,
-                        max_failures, blocked_disposition)
+                        max_failures, blocked_disposition, trust_evaluation)
                     SELECT m.session_id, m.space_key, m.disposition, m.credential_id, m.persistence, m.rule_id, m.rule_name,
-                        m.max_failures, m.blocked_disposition
+                        m.max_failures, m.blocked_disposition, m.trust_evaluation
                     FROM jsonb_to_recordset($1::jsonb) AS m(session_id uuid, space_key text, disposition text, credential_id uuid,
-                        persistence text, rule_id text, rule_name text, max_failures int, blocked_disposition text)
+                        persistence text, rule_id text, rule_name text, max_failures int, blocked_disposition text,
+                        trust_evaluation jsonb)
                     ON CONFLICT (session_id, space_key) DO NOTHING
                     """,
                     [.json(Self.memoryRows(Array(memory.values)))]
@@ -268,9 +273,21 @@ public final class DecisionWriter: Sendable {
             row.add("rule_name", entry.ruleName)
             row.add("max_failures", entry.maxFailures)
             row.add("blocked_disposition", entry.blockedDisposition?.rawValue)
+            row.add("trust_evaluation", json: entry.trust.flatMap(trustJSON))
             rows.append(row)
         }
         return rows.text
+    }
+
+    /// A remembered server-trust evaluation as JSON (rare enough for JSONEncoder), with the
+    /// timestamps `DecisionStateStore` reads back.
+    static func trustJSON(_ verdict: ServerTrustVerdict) -> String? {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+        }
+        return (try? encoder.encode(verdict)).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// `(id column, id, space_key)` pairs for `jsonb_to_recordset`.

@@ -1,4 +1,5 @@
 public import CountersignCore
+import CountersignCrypto
 public import CountersignPostgres
 public import Foundation
 
@@ -42,6 +43,7 @@ public struct PolicyStore: Sendable {
                 throw CountersignError(.policyVersionConflict, "the policy is at version \(current), not \(expectedVersion); fetch it and apply your change again")
             }
             try policy.validate { existing.contains($0) }
+            try Self.validateAnchors(of: policy)
             let version = current + 1
             try connection.execute(
                 """
@@ -91,9 +93,32 @@ public struct PolicyStore: Sendable {
         return Versioned(version: try row.decode("version"), policy: policy, updatedAt: try row.decode("updated_at"), updatedBy: try row.decode("updated_by"))
     }
 
-    /// What a rule may name: the tenant's own credentials (not those of one client or session).
+    /// What a rule may name: the tenant's own credentials (not those of one client or session)
+    /// as `credentialId`, its client identities as `identityId`.
     static func referenceableIDs(tenantID: UUID, on connection: PostgresConnection) throws -> Set<CredentialReference> {
-        let rows = try connection.query("SELECT id FROM credentials WHERE tenant_id = $1 AND owner = 'tenant' FOR KEY SHARE", [.uuid(tenantID)])
-        return Set(try rows.rows.map { .credential(try $0.decode("id", as: UUID.self).uuidString.lowercased()) })
+        let rows = try connection.query("SELECT id, kind FROM credentials WHERE tenant_id = $1 AND owner = 'tenant' FOR KEY SHARE", [.uuid(tenantID)])
+        return Set(
+            try rows.rows.map { row in
+                let id = try row.decode("id", as: UUID.self).uuidString.lowercased()
+                return try row.decode("kind", as: String.self) == CredentialKind.clientIdentity.rawValue ? .identity(id) : .credential(id)
+            }
+        )
+    }
+
+    /// Trust anchors must be PEM certificates: one that does not parse would make every
+    /// evaluation of its rule fail, so it is refused when the policy is saved.
+    static func validateAnchors(of policy: Policy) throws {
+        for (index, rule) in policy.rules.enumerated() {
+            for (anchorIndex, anchor) in (rule.then.trust?.anchors ?? []).enumerated() {
+                do {
+                    _ = try Certificate.parseChain(pem: anchor)
+                } catch {
+                    throw CountersignError(
+                        .invalidPolicy,
+                        "rules[\(index)].then.trust.anchors[\(anchorIndex)] is not a PEM certificate (\(error.code.rawValue))"
+                    )
+                }
+            }
+        }
     }
 }

@@ -1,0 +1,149 @@
+import Foundation
+
+/// The TLS challenges. For `useCredential` the engine cannot finish alone: judging a chain
+/// and comparing CA names take OpenSSL. It returns a plan with a `pending` evaluation, and
+/// `resolve` finishes it with the evaluator's result, so the policy's logic (failure and
+/// blocked dispositions, persistence, limits) stays here.
+///
+/// Server trust (`NSURLAuthenticationMethodServerTrust`): the chain is evaluated under the
+/// rule's `trust` settings. Trusted: `useCredential` with the evaluation, remembered by the
+/// session for this host, port and chain (`memoryKey`). Not trusted: the rule's failure
+/// disposition, with the evaluation saying which check failed; not remembered, so a fixed
+/// server is evaluated again.
+///
+/// Client certificates (`NSURLAuthenticationMethodClientCertificate`): the identity the rule
+/// names (`identityId`), else the tenant's identities, those valid longest first. Identities
+/// outside their validity period are never candidates. Of the candidates, those whose chain
+/// has an issuer among the server's acceptable CAs (all of them when the server names none, or
+/// when the rule named the identity) fit; the first that is not blocked is released with the
+/// rule's persistence. None fits: the failure disposition; all that fit are blocked: the
+/// blocked disposition.
+extension DecisionEngine {
+    /// The session-memory key of a challenge: the protection space's key, plus the presented
+    /// chain's digest for server trust.
+    static func memoryKey(for space: ProtectionSpace, inputs: DecisionInputs) -> String {
+        guard space.method == .serverTrust, let digest = inputs.presentedChainDigest else { return space.key }
+        return space.key + "|" + digest
+    }
+
+    static func serverTrustPlan(rule: PolicyRule, scope: DecisionScope, memoryKey: String) -> DecisionPlan {
+        DecisionPlan(
+            disposition: .useCredential,
+            persistence: .forSession,
+            scope: scope,
+            rule: RuleReference(id: rule.id, name: rule.name),
+            source: .policy,
+            reason: "rule '\(rule.id)' evaluates the server's certificate chain",
+            pending: .serverTrust(settings: rule.then.trust ?? TrustSettings(), action: rule.then),
+            memoryKey: memoryKey
+        )
+    }
+
+    static func identityPlan(rule: PolicyRule, scope: DecisionScope, inputs: DecisionInputs) -> DecisionPlan {
+        let action = rule.then
+        let reference = RuleReference(id: rule.id, name: rule.name)
+        let identities = inputs.credentials.filter { credential in
+            guard credential.kind == .clientIdentity, credential.certificate != nil, case .tenant = credential.owner else { return false }
+            return true
+        }
+        let named = action.identityId?.lowercased()
+        let candidates: [Credential]
+        if let named {
+            candidates = identities.filter { $0.id.uuidString.lowercased() == named }
+        } else {
+            candidates = identities.sorted { lhs, rhs in
+                let left = lhs.certificate!, right = rhs.certificate!
+                if left.notAfter != right.notAfter { return left.notAfter > right.notAfter }
+                if lhs.createdAt != rhs.createdAt { return lhs.createdAt < rhs.createdAt }
+                return lhs.id.uuidString < rhs.id.uuidString
+            }
+        }
+        let valid = candidates.filter { $0.certificate!.isValid(at: inputs.now) }
+        guard !valid.isEmpty else {
+            let why =
+                candidates.isEmpty
+                ? (named == nil ? "the tenant has no client identity" : "the client identity it names does not exist")
+                : (named == nil ? "every client identity is expired or not yet valid" : "the client identity it names is expired or not yet valid")
+            return DecisionPlan(
+                disposition: action.whenUnanswerable,
+                scope: scope,
+                rule: reference,
+                source: .policy,
+                reason: "rule '\(rule.id)': \(why)"
+            )
+        }
+        return DecisionPlan(
+            disposition: .useCredential,
+            persistence: action.releasePersistence,
+            scope: scope,
+            rule: reference,
+            source: .policy,
+            reason: "rule '\(rule.id)' selects a client identity",
+            pending: .identitySelection(candidates: valid, explicit: named != nil, action: action)
+        )
+    }
+
+    /// Finishes a plan pending `.serverTrust` with the evaluation of the presented chain.
+    /// Any other plan is returned as it is.
+    public static func resolve(_ plan: DecisionPlan, trust verdict: ServerTrustVerdict) -> DecisionPlan {
+        guard case .serverTrust(_, let action) = plan.pending else { return plan }
+        let ruleID = plan.rule?.id ?? ""
+        var resolved = plan
+        resolved.pending = nil
+        resolved.trust = verdict
+        if verdict.trusted {
+            resolved.disposition = .useCredential
+            resolved.persistence = .forSession
+            resolved.rememberInSession = true
+            resolved.reason = "rule '\(ruleID)' trusts the server's certificate chain" + (verdict.matchedPin == nil ? "" : " (a pin matched)")
+        } else {
+            resolved.disposition = action.whenUnanswerable
+            resolved.persistence = .none
+            resolved.rememberInSession = false
+            resolved.reason = "rule '\(ruleID)': the server's certificate chain is not trusted (\(verdict.failure?.code ?? "invalid_chain"))"
+        }
+        return resolved
+    }
+
+    /// Finishes a plan pending `.identitySelection` with the candidates that fit the server's
+    /// acceptable CAs, in the candidates' order. Any other plan is returned as it is.
+    public static func resolve(_ plan: DecisionPlan, identities fitting: [Credential], inputs: DecisionInputs) -> DecisionPlan {
+        guard case .identitySelection(_, _, let action) = plan.pending else { return plan }
+        let ruleID = plan.rule?.id ?? ""
+        guard !fitting.isEmpty else {
+            return DecisionPlan(
+                disposition: action.whenUnanswerable,
+                scope: plan.scope,
+                rule: plan.rule,
+                source: plan.source,
+                reason: "rule '\(ruleID)': no valid client identity has an issuer the server accepts"
+            )
+        }
+        guard let identity = fitting.first(where: { !inputs.isBlocked($0.id) }) else {
+            return DecisionPlan(
+                disposition: action.whenBlocked,
+                scope: plan.scope,
+                rule: plan.rule,
+                source: plan.source,
+                reason: "rule '\(ruleID)': the client identity is blocked after \(action.failureLimit) rejections",
+                blockedUntil: fitting.compactMap { inputs.blockedUntil[$0.id] }.min(),
+                maxFailures: action.failureLimit,
+                blockSchedule: action.blockSchedule
+            )
+        }
+        let persistence = action.releasePersistence
+        return DecisionPlan(
+            disposition: .useCredential,
+            credential: identity,
+            persistence: persistence,
+            scope: plan.scope,
+            rule: plan.rule,
+            source: plan.source,
+            reason: "rule '\(ruleID)' released the client identity '\(identity.certificate?.subject ?? identity.attributes.account)'",
+            maxFailures: action.failureLimit,
+            blockSchedule: action.blockSchedule,
+            blockedDisposition: action.whenBlocked,
+            rememberInSession: persistence != .none
+        )
+    }
+}

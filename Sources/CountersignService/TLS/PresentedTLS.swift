@@ -1,0 +1,76 @@
+public import CountersignCore
+public import CountersignCrypto
+import Foundation
+
+/// The TLS parts of a challenge, checked and parsed before anything is decided: the server's
+/// chain of a server-trust challenge and the acceptable CA names of a client-certificate
+/// challenge. Whatever is malformed is a 4xx here, so a bad chain is never recorded.
+public struct PresentedTLS: Sendable {
+    /// The presented chain, leaf first, when the challenge is server trust and carries one.
+    public var chain: [Certificate]?
+    /// SHA-256 over the presented chain (each certificate's length as 4 bytes big-endian, then
+    /// its DER), lowercase hex: what the session remembers a trusted answer under.
+    public var chainDigest: String?
+    /// The server's acceptable CA names (DER) of a client-certificate challenge; empty: any CA.
+    public var acceptableIssuers: [[UInt8]]
+
+    /// Checks and parses the TLS parts `challenge` needs for its method; other methods ignore them.
+    ///
+    /// - Throws: `malformed_certificate` (not base64, not one DER certificate, truncated,
+    ///   trailing bytes), `chain_too_long` (more than 10), `certificate_too_large` (over
+    ///   64 KiB), `invalid_distinguished_name`.
+    public static func parse(_ challenge: Challenge) throws -> PresentedTLS {
+        let space = challenge.protectionSpace
+        var presented = PresentedTLS(chain: nil, chainDigest: nil, acceptableIssuers: [])
+        switch space.method {
+        case .serverTrust:
+            guard let encoded = space.serverTrust?.certificates, !encoded.isEmpty else { return presented }
+            guard encoded.count <= Certificate.maximumChainLength else {
+                throw CountersignError(
+                    .chainTooLong,
+                    "'protectionSpace.serverTrust.certificates' holds \(encoded.count) certificates, at most \(Certificate.maximumChainLength)"
+                )
+            }
+            var certificates: [Certificate] = []
+            var digestInput: [UInt8] = []
+            for (index, text) in encoded.enumerated() {
+                let field = "protectionSpace.serverTrust.certificates[\(index)]"
+                // Base64 of the largest certificate accepted, and a little room for padding.
+                guard text.utf8.count <= (Certificate.maximumByteCount + 2) / 3 * 4 else {
+                    throw CountersignError(.certificateTooLarge, "'\(field)' is larger than \(Certificate.maximumByteCount) bytes")
+                }
+                guard let der = Data(base64Encoded: text), !der.isEmpty else {
+                    throw CountersignError(.malformedCertificate, "'\(field)' is not base64")
+                }
+                do {
+                    certificates.append(try Certificate(derBytes: [UInt8](der)))
+                } catch {
+                    throw CountersignError(error.code == .certificateTooLarge ? .certificateTooLarge : .malformedCertificate, "'\(field)': \(error.message)")
+                }
+                let count = UInt32(der.count)
+                digestInput += [UInt8(count >> 24), UInt8(count >> 16 & 0xff), UInt8(count >> 8 & 0xff), UInt8(count & 0xff)]
+                digestInput += der
+            }
+            presented.chain = certificates
+            presented.chainDigest = Digest.hash(.sha256, digestInput).hexString
+        case .clientCertificate:
+            let encoded = space.distinguishedNames ?? []
+            guard encoded.count <= AcceptableIssuers.maximumNameCount else {
+                throw CountersignError(
+                    .invalidDistinguishedName,
+                    "'protectionSpace.distinguishedNames' holds more than \(AcceptableIssuers.maximumNameCount) names"
+                )
+            }
+            presented.acceptableIssuers = try encoded.enumerated().map { index, text in
+                let field = "protectionSpace.distinguishedNames[\(index)]"
+                guard text.utf8.count <= 16 * 1024, let der = Data(base64Encoded: text), AcceptableIssuers.isName([UInt8](der)) else {
+                    throw CountersignError(.invalidDistinguishedName, "'\(field)' is not base64 of a DER distinguished name")
+                }
+                return [UInt8](der)
+            }
+        default:
+            break
+        }
+        return presented
+    }
+}

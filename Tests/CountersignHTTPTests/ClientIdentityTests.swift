@@ -1,0 +1,281 @@
+import CountersignCrypto
+import CountersignService
+import CountersignTestSupport
+import Foundation
+import Testing
+
+/// Client identities: the admin API, selection on client-certificate challenges, release as
+/// PKCS#12, and rejection counting.
+@Suite struct ClientIdentityTests {
+    let pki: TestPKI
+
+    init() throws {
+        pki = try TestPKI.shared()
+    }
+
+    // MARK: - Admin API
+
+    @Test func uploadListGetAndDeleteNeverShowTheKey() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let upload = try await api.call(
+                .post, "/v1/identities", key: tenant.adminKey,
+                json: ["pkcs12": Data(pki.clientA.pkcs12).base64EncodedString(), "password": pki.clientA.password, "label": "fleet A"]
+            )
+            #expect(upload.status == 201, "\(upload)")
+            let certificate = pki.clientA.certificate
+            #expect(upload.string("subject") == certificate.subject)
+            #expect(upload.string("issuer") == certificate.issuer)
+            #expect(upload.string("serialNumber") == certificate.serialNumberHex)
+            #expect(upload.string("sha256Fingerprint") == certificate.sha256Fingerprint)
+            #expect(upload.string("keyAlgorithm") == "EC-prime256v1")
+            #expect(upload.string("state") == "valid")
+            #expect(upload.string("label") == "fleet A")
+            #expect(upload.json["chainSubjects"] as? [String] == [pki.clientCAA.certificate.subject])
+            let id = try #require(upload.string("id"))
+
+            let pem = try await api.call(
+                .post, "/v1/identities", key: tenant.adminKey,
+                json: ["privateKey": pki.clientB.keyPEM, "certificateChain": pki.clientB.chainPEM]
+            )
+            #expect(pem.status == 201, "\(pem)")
+            #expect(pem.string("keyAlgorithm") == "RSA-2048")
+            let expired = try await api.identity(tenant, pki.expiredClient)
+
+            let list = try await api.call(.get, "/v1/identities", key: tenant.adminKey)
+            let identities = try #require(list.json["identities"] as? [[String: Any]])
+            #expect(identities.count == 3)
+            #expect(identities.last?["id"] as? String == expired, "valid longest first: the expired one last")
+            #expect(identities.last?["state"] as? String == "expired")
+            for reply in [upload, pem, list] {
+                let text = String(decoding: reply.body, as: UTF8.self)
+                #expect(!text.contains("PRIVATE KEY") && !text.contains("pkcs12") && !text.contains(pki.clientA.password))
+            }
+
+            let one = try await api.call(.get, "/v1/identities/\(id)", key: tenant.adminKey)
+            #expect(one.string("sha256Fingerprint") == certificate.sha256Fingerprint)
+            // Identities are not password credentials.
+            #expect(try await api.call(.get, "/v1/credentials/\(id)", key: tenant.adminKey).status == 404)
+            #expect((try await api.call(.get, "/v1/credentials", key: tenant.adminKey).json["credentials"] as? [Any])?.isEmpty == true)
+
+            #expect(try await api.call(.delete, "/v1/identities/\(id)", key: tenant.adminKey).status == 204)
+            #expect(try await api.call(.get, "/v1/identities/\(id)", key: tenant.adminKey).status == 404)
+            #expect(try await api.call(.delete, "/v1/identities/\(id)", key: tenant.adminKey).status == 404)
+            // Clients may not manage identities; other tenants do not see them.
+            #expect(try await api.call(.get, "/v1/identities", key: tenant.clientKey).status == 403)
+            let other = try await api.tenant()
+            #expect(try await api.call(.get, "/v1/identities/\(expired)", key: other.adminKey).status == 404)
+        }
+    }
+
+    @Test func badUploadsAreRefusedWithTheirCodes() async throws {
+        let p12 = Data(pki.clientA.pkcs12).base64EncodedString()
+        let cases: [(String, [String: String], Int, String)] = [
+            ("wrong password", ["pkcs12": p12, "password": "wrong"], 400, "pkcs12_bad_password"),
+            ("not base64", ["pkcs12": "%%%", "password": "x"], 400, "malformed_pkcs12"),
+            ("not PKCS#12", ["pkcs12": Data("garbage".utf8).base64EncodedString(), "password": "x"], 400, "malformed_pkcs12"),
+            ("no password", ["pkcs12": p12], 400, "missing_field"),
+            ("key of another certificate", ["privateKey": pki.clientA.keyPEM, "certificateChain": pki.clientB.chainPEM], 400, "key_certificate_mismatch"),
+            ("not a key", ["privateKey": "nope", "certificateChain": pki.clientB.chainPEM], 400, "malformed_private_key"),
+            ("not a chain", ["privateKey": pki.clientB.keyPEM, "certificateChain": "nope"], 400, "malformed_certificate"),
+            ("neither", ["label": "x"], 400, "invalid_identity"),
+            ("both", ["pkcs12": p12, "password": "x", "privateKey": pki.clientA.keyPEM, "certificateChain": pki.clientA.chainPEM], 400, "invalid_identity"),
+            ("key without chain", ["privateKey": pki.clientA.keyPEM], 400, "invalid_identity"),
+        ]
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            for (name, body, status, code) in cases {
+                let reply = try await api.call(.post, "/v1/identities", key: tenant.adminKey, json: body)
+                #expect(reply.status == status, "\(name): \(reply)")
+                #expect(reply.errorCode == code, "\(name): \(reply)")
+                #expect(!String(decoding: reply.body, as: UTF8.self).contains("wrong"), "\(name): the password is never echoed")
+            }
+            _ = try await api.identity(tenant, pki.clientA)
+            let again = try await api.call(.post, "/v1/identities", key: tenant.adminKey, json: ["privateKey": pki.clientA.keyPEM, "certificateChain": pki.clientA.chainPEM])
+            #expect(again.status == 409)
+            #expect(again.errorCode == "identity_exists")
+            #expect((try await api.call(.get, "/v1/identities", key: tenant.adminKey).json["identities"] as? [Any])?.count == 1)
+        }
+    }
+
+    @Test func rulesNameIdentitiesAsIdentitiesAndDeletionWaitsForThePolicy() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let id = try await api.identity(tenant, pki.clientA)
+            let password = try await api.credential(tenant)
+            let current = { try await api.call(.get, "/v1/policy", key: tenant.adminKey).json["version"] as? Int ?? 0 }
+            for (rules, name) in [
+                (TLSRules.clientCertificate(then: #""identityId": "\#(UUID().uuidString.lowercased())""#), "unknown identity"),
+                (TLSRules.clientCertificate(then: #""identityId": "\#(password)""#), "a password named as identity"),
+                (TLSRules.clientCertificate(then: #""credentialId": "\#(id)""#), "an identity named as credential"),
+            ] {
+                let reply = try await api.call(.put, "/v1/policy", key: tenant.adminKey, json: #"{"version": \#(try await current()), "rules": \#(rules)}"#)
+                #expect(reply.status == 400, "\(name): \(reply)")
+                #expect(reply.errorCode == "unknown_credential_reference", "\(name)")
+            }
+            try await api.policy(tenant, rules: TLSRules.clientCertificate(then: #""identityId": "\#(id)""#))
+            let refused = try await api.call(.delete, "/v1/identities/\(id)", key: tenant.adminKey)
+            #expect(refused.status == 409)
+            #expect(refused.errorCode == "identity_in_use")
+            try await api.policy(tenant, rules: "[]")
+            #expect(try await api.call(.delete, "/v1/identities/\(id)", key: tenant.adminKey).status == 204)
+        }
+    }
+
+    // MARK: - Selection
+
+    @Test func theServersDistinguishedNamesChooseTheIdentity() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let a = try await api.identity(tenant, pki.clientA)
+            let b = try await api.identity(tenant, pki.clientB)
+            try await api.policy(tenant, rules: TLSRules.clientCertificate(then: #""persistence": "none""#))
+            let session = try await api.session(tenant)
+
+            let forB = try await api.certificateChallenge(tenant, session: session, names: [pki.clientCAB.subjectDER])
+            #expect(forB.string("disposition") == "useCredential", "\(forB)")
+            #expect(forB.credential?["identityId"] as? String == b)
+            let forA = try await api.certificateChallenge(tenant, session: session, names: [pki.rootCA.subjectDER, pki.clientCAA.subjectDER])
+            #expect(forA.credential?["identityId"] as? String == a)
+            let any = try await api.certificateChallenge(tenant, session: session, names: nil)
+            #expect([a, b].contains(any.credential?["identityId"] as? String ?? ""), "\(any)")
+            let none = try await api.certificateChallenge(tenant, session: session, names: [pki.rootCA.subjectDER, pki.otherRootCA.subjectDER])
+            #expect(none.string("disposition") == "cancelAuthenticationChallenge")
+            #expect(none.credential == nil)
+            #expect(none.string("reason")?.contains("no valid client identity") == true)
+        }
+    }
+
+    @Test func anExplicitIdentityIsReleasedWhateverTheNamesAndTheFailureDispositionAnswersMisfits() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let a = try await api.identity(tenant, pki.clientA)
+            try await api.policy(
+                tenant,
+                rules: """
+                    [{"id": "named", "match": {"host": "named.example.com"}, "then": {"disposition": "useCredential", "identityId": "\(a)"}},
+                     {"id": "picky", "match": {"host": "picky.example.com"},
+                      "then": {"disposition": "useCredential", "failureDisposition": "rejectProtectionSpace"}}]
+                    """
+            )
+            let session = try await api.session(tenant)
+            let named = try await api.certificateChallenge(tenant, session: session, host: "named.example.com", names: [pki.clientCAB.subjectDER])
+            #expect(named.credential?["identityId"] as? String == a, "\(named)")
+            let picky = try await api.certificateChallenge(tenant, session: session, host: "picky.example.com", names: [pki.clientCAB.subjectDER])
+            #expect(picky.string("disposition") == "rejectProtectionSpace")
+        }
+    }
+
+    @Test func expiredIdentitiesAreNeverReleased() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let expired = try await api.identity(tenant, pki.expiredClient)
+            try await api.policy(
+                tenant,
+                rules: """
+                    [{"id": "named", "match": {"host": "named.example.com"}, "then": {"disposition": "useCredential", "identityId": "\(expired)"}},
+                     {"id": "any", "match": {"methods": ["NSURLAuthenticationMethodClientCertificate"]}, "then": {"disposition": "useCredential"}}]
+                    """
+            )
+            let session = try await api.session(tenant)
+            let named = try await api.certificateChallenge(tenant, session: session, host: "named.example.com", names: nil)
+            #expect(named.string("disposition") == "cancelAuthenticationChallenge", "\(named)")
+            #expect(named.credential == nil)
+            let any = try await api.certificateChallenge(tenant, session: session, names: [pki.clientCAA.subjectDER])
+            #expect(any.string("disposition") == "cancelAuthenticationChallenge")
+            // A valid identity from the same CA is chosen over the expired one.
+            let a = try await api.identity(tenant, pki.clientA)
+            let withValid = try await api.certificateChallenge(tenant, session: session, names: [pki.clientCAA.subjectDER])
+            #expect(withValid.credential?["identityId"] as? String == a)
+        }
+    }
+
+    // MARK: - Release
+
+    @Test func theReleasedPKCS12OpensWithItsOneTimePassphraseOnly() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let b = try await api.identity(tenant, pki.clientB)
+            try await api.policy(tenant, rules: TLSRules.clientCertificate(then: #""persistence": "none""#))
+            let session = try await api.session(tenant)
+            var passphrases: Set<String> = []
+            for task in ["one", "two"] {
+                let reply = try await api.certificateChallenge(tenant, session: session, names: [pki.clientCAB.subjectDER], taskId: task)
+                let credential = try #require(reply.credential, "\(reply)")
+                #expect(credential["kind"] as? String == "clientIdentity")
+                #expect(credential["format"] as? String == "pkcs12")
+                #expect(credential["identityId"] as? String == b)
+                #expect(credential["sha256Fingerprint"] as? String == pki.clientB.certificate.sha256Fingerprint)
+                #expect(reply.string("persistence") == "none")
+                #expect(reply.string("source") == "policy", "persistence none is remembered nowhere")
+                let passphrase = try #require(credential["passphrase"] as? String)
+                let pkcs12 = try #require((credential["pkcs12"] as? String).flatMap { Data(base64Encoded: $0) })
+                passphrases.insert(passphrase)
+                let opened = try ClientIdentity(pkcs12: [UInt8](pkcs12), password: passphrase)
+                #expect(opened.certificate == pki.clientB.certificate)
+                #expect(opened.chain == [pki.clientCAB.certificate])
+                #expect(throws: CryptoError(.pkcs12BadPassword, "")) { try ClientIdentity(pkcs12: [UInt8](pkcs12), password: pki.clientB.password) }
+                #expect(!String(decoding: reply.body, as: UTF8.self).contains("PRIVATE KEY"))
+            }
+            #expect(passphrases.count == 2, "each release has its own passphrase")
+        }
+    }
+
+    @Test func forSessionIdentitiesAreAnsweredFromTheSessionWithAFreshPassphrase() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let a = try await api.identity(tenant, pki.clientA)
+            try await api.policy(tenant, rules: TLSRules.clientCertificate())
+            let session = try await api.session(tenant)
+            let first = try await api.certificateChallenge(tenant, session: session, names: [pki.clientCAA.subjectDER], taskId: "one")
+            #expect(first.string("persistence") == "forSession")
+            let second = try await api.certificateChallenge(tenant, session: session, names: [pki.clientCAA.subjectDER], taskId: "two")
+            #expect(second.string("source") == "session", "\(second)")
+            #expect(second.credential?["identityId"] as? String == a)
+            #expect(second.credential?["passphrase"] as? String != first.credential?["passphrase"] as? String)
+        }
+    }
+
+    @Test func rejectedIdentitiesAreCountedAndBlocked() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let a = try await api.identity(tenant, pki.clientA)
+            try await api.policy(tenant, rules: TLSRules.clientCertificate(then: #""maxFailures": 2, "persistence": "none""#))
+            let session = try await api.session(tenant)
+            for attempt in 1...2 {
+                let reply = try await api.certificateChallenge(tenant, session: session, names: nil, taskId: "t\(attempt)")
+                #expect(reply.string("disposition") == "useCredential", "\(reply)")
+                #expect(reply.json["remainingAttempts"] as? Int == 3 - attempt)
+                let decision = try #require(reply.string("decisionId"))
+                let outcome = try await api.call(.post, "/v1/decisions/\(decision)/outcome", key: tenant.clientKey, json: ["outcome": "rejected"])
+                #expect(outcome.json["counted"] as? Bool == true, "\(outcome)")
+            }
+            let blocked = try await api.certificateChallenge(tenant, session: session, names: nil, taskId: "t3")
+            #expect(blocked.string("disposition") == "cancelAuthenticationChallenge", "\(blocked)")
+            #expect(blocked.json["remainingAttempts"] as? Int == 0)
+            #expect(blocked.string("blockedUntil") != nil)
+            #expect(blocked.credential == nil)
+
+            let counters = try await api.call(.get, "/v1/counters?credentialId=\(a)", key: tenant.adminKey)
+            let counter = try #require((counters.json["counters"] as? [[String: Any]])?.first, "\(counters)")
+            #expect(counter["failures"] as? Int == 2)
+            #expect(counter["account"] as? String == pki.clientA.certificate.subject)
+            // An admin reset releases it again.
+            let reset = try await api.call(.post, "/v1/counters/\(counter["id"] as? String ?? "")/reset", key: tenant.adminKey)
+            #expect(reset.status == 200, "\(reset)")
+            let again = try await api.certificateChallenge(tenant, session: session, names: nil, taskId: "t4")
+            #expect(again.string("disposition") == "useCredential")
+        }
+    }
+
+    @Test func releasedIdentitiesNeverPrintTheirSecrets() throws {
+        let released = ReleasedIdentity(
+            identityId: UUID(), subject: "CN=x", issuer: "CN=ca", sha256Fingerprint: String(repeating: "a", count: 64), notAfter: Date(),
+            pkcs12: "MIIKpQIBAzCCCl8GCSqGSIb3DQEHAaCCClAEggpMMIIKSDCCBP8", passphrase: "one-time-passphrase-value"
+        )
+        for text in [String(describing: released), String(reflecting: released), "\(released)", String(describing: Mirror(reflecting: released).children.map(\.value))] {
+            #expect(!text.contains("one-time-passphrase-value"))
+            #expect(!text.contains("MIIKpQIBAzCC"))
+        }
+    }
+}
