@@ -190,6 +190,46 @@ import Testing
         }
     }
 
+    @Test func malformedDistinguishedNamesAre4xxAndNotRecorded() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            _ = try await api.identity(tenant, pki.clientA)
+            try await api.policy(tenant, rules: TLSRules.clientCertificate())
+            let session = try await api.session(tenant)
+            for names in [[Array("not a name".utf8)], [pki.clientCAA.subjectDER + [0]], Array(repeating: pki.clientCAA.subjectDER, count: 257)] {
+                let reply = try await api.certificateChallenge(tenant, session: session, names: names)
+                #expect(reply.status == 400, "\(reply)")
+                #expect(reply.errorCode == "invalid_distinguished_name")
+            }
+            let body = #"{"taskId": "t", "protectionSpace": {"host": "mtls.example.com", "port": 443, "authenticationMethod": "NSURLAuthenticationMethodClientCertificate", "distinguishedNames": ["%%%"]}}"#
+            let notBase64 = try await api.call(.post, "/v1/sessions/\(session)/challenges", key: tenant.clientKey, json: body)
+            #expect(notBase64.errorCode == "invalid_distinguished_name")
+            #expect(try await api.decisions(tenant, session: session).isEmpty)
+        }
+    }
+
+    @Test func explainShowsTheIdentityButNeverItsKey() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let b = try await api.identity(tenant, pki.clientB)
+            try await api.policy(tenant, rules: TLSRules.clientCertificate())
+            let challenge: [String: Any] = [
+                "taskId": "t",
+                "protectionSpace": [
+                    "host": "mtls.example.com", "port": 443, "authenticationMethod": "NSURLAuthenticationMethodClientCertificate",
+                    "distinguishedNames": [Data(pki.clientCAB.subjectDER).base64EncodedString()],
+                ],
+            ]
+            let body = String(decoding: try JSONSerialization.data(withJSONObject: ["challenge": challenge]), as: UTF8.self)
+            let reply = try await api.call(.post, "/v1/policy/explain", key: tenant.adminKey, json: body)
+            #expect(reply.status == 200, "\(reply)")
+            #expect(reply.string("disposition") == "useCredential")
+            #expect((reply.json["identity"] as? [String: Any])?["id"] as? String == b)
+            #expect(reply.json["credential"] is NSNull)
+            #expect(!String(decoding: reply.body, as: UTF8.self).contains("pkcs12"))
+        }
+    }
+
     // MARK: - Release
 
     @Test func theReleasedPKCS12OpensWithItsOneTimePassphraseOnly() async throws {
