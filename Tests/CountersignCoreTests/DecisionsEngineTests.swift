@@ -340,10 +340,20 @@ struct DecisionsEngineTests {
         var fixture = F()
         fixture.credentials = [F.credential()]
         fixture.rules = [F.rule("r", then: RuleAction(disposition: .useCredential))]
-        let plan = fixture.decide(F.space(method: .serverTrust))
-        #expect(plan.credential == nil)
-        #expect(plan.disposition == .cancelAuthenticationChallenge)
-        #expect(plan.scope == .session)
+        // Server trust is evaluated (the plan waits for the evaluator), never a password released.
+        let trust = fixture.decide(F.space(method: .serverTrust))
+        #expect(trust.credential == nil)
+        guard case .serverTrust = trust.pending else {
+            Issue.record("expected a pending server-trust evaluation, got \(trust)")
+            return
+        }
+        #expect(trust.scope == .session)
+        // A client certificate needs a client identity; a password does not fit: failure disposition.
+        let certificate = fixture.decide(F.space(method: .clientCertificate))
+        #expect(certificate.credential == nil)
+        #expect(certificate.pending == nil)
+        #expect(certificate.disposition == .cancelAuthenticationChallenge)
+        #expect(certificate.scope == .session)
     }
 
     @Test func ntlmReleasesPasswordsForTheWholeSession() {
