@@ -43,17 +43,17 @@ import Testing
             let good = try await api.certificateChallenge(tenant, session: session, host: "127.0.0.1", port: server.port, names: names)
             #expect(good.credential?["identityId"] as? String == accepted, "\(good)")
             let goodCredential = try #require(good.credential)
-            let goodResult = try curl(server: server, credential: goodCredential)
-            #expect(goodResult.status == 0, "curl failed with the released identity: \(goodResult.output)")
-            #expect(goodResult.output.contains("s_server"), "the server's status page: \(goodResult.output)")
+            let goodResult = try await curl(server: server, credential: goodCredential)
+            #expect(goodResult.status == 0, "curl failed with the released identity: \(goodResult.errorText)")
+            #expect(goodResult.outputText.contains("s_server"), "the server's status page: \(goodResult.outputText)")
 
             let bad = try await api.certificateChallenge(tenant, session: session, host: "127.0.0.1", port: server.port + 1, names: names)
             #expect(bad.credential?["identityId"] as? String == unaccepted, "\(bad)")
             let badCredential = try #require(bad.credential)
-            let badResult = try curl(server: server, credential: badCredential)
+            let badResult = try await curl(server: server, credential: badCredential)
             #expect(badResult.status != 0, "the server must refuse a client certificate from a CA it does not accept")
 
-            let none = try curl(server: server, credential: nil)
+            let none = try await curl(server: server, credential: nil)
             #expect(none.status != 0, "and a client without a certificate")
         }
     }
@@ -62,14 +62,14 @@ import Testing
         let server = try TLSServer.start(pki: pki)
         defer { server.stop() }
         // The chain as the server sends it, captured by a client that completes the handshake.
-        let transcript = try Subprocess.run(
+        let transcript = try await ChildProcess.runDetached(
             TestPKI.opensslPath,
             [
                 "s_client", "-connect", "127.0.0.1:\(server.port)", "-showcerts", "-servername", "localhost",
                 "-cert", pki.clientA.leaf.certificatePath, "-key", pki.clientA.leaf.keyPath,
             ]
         )
-        let captured = try Certificate.parseChain(pem: transcript.output)
+        let captured = try Certificate.parseChain(pem: transcript.outputText)
         #expect(captured.map(\.subject) == [pki.server.certificate.subject, pki.intermediateCA.certificate.subject])
 
         try await TestService.run { api in
@@ -86,7 +86,7 @@ import Testing
     }
 
     /// Runs curl against `server` with the released identity written to a temporary PKCS#12 file.
-    private func curl(server: TLSServer, credential: [String: Any]?) throws -> Subprocess.Result {
+    private func curl(server: TLSServer, credential: [String: Any]?) async throws -> ChildProcess.Output {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-curl-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -99,14 +99,14 @@ import Testing
             try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
             arguments = ["--cert-type", "P12", "--cert", "\(file.path):\(passphrase)"] + arguments
         }
-        return try Subprocess.run("/usr/bin/curl", arguments)
+        return try await ChildProcess.runDetached("/usr/bin/curl", arguments)
     }
 }
 
 /// An `openssl s_server` on a loopback port that requires a client certificate from the test
 /// client CAs and serves its status page (`-www`).
 struct TLSServer {
-    let process: Process
+    let process: BackgroundProcess
     let port: Int
 
     static func start(pki: TestPKI) throws -> TLSServer {
@@ -114,17 +114,14 @@ struct TLSServer {
         // The free port is found by binding and closing; another process may take it in between.
         for _ in 0..<5 {
             let port = try freePort()
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: TestPKI.opensslPath)
-            process.arguments = [
-                "s_server", "-accept", "127.0.0.1:\(port)", "-www", "-Verify", "1", "-verify_return_error",
-                "-CAfile", pki.clientCABundlePath,
-                "-cert", pki.server.certificatePath, "-key", pki.server.keyPath, "-cert_chain", pki.intermediateCA.certificatePath,
-            ]
-            process.standardInput = FileHandle.nullDevice
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try BackgroundProcess(
+                TestPKI.opensslPath,
+                [
+                    "s_server", "-accept", "127.0.0.1:\(port)", "-www", "-Verify", "1", "-verify_return_error",
+                    "-CAfile", pki.clientCABundlePath,
+                    "-cert", pki.server.certificatePath, "-key", pki.server.keyPath, "-cert_chain", pki.intermediateCA.certificatePath,
+                ]
+            )
             let server = TLSServer(process: process, port: port)
             do {
                 try server.waitUntilAccepting()
@@ -141,7 +138,7 @@ struct TLSServer {
     func waitUntilAccepting() throws {
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
-            guard process.isRunning else { throw TLSServerError.exited }
+            guard !process.hasExited() else { throw TLSServerError.exited }
             if Self.connects(to: port) { return }
             usleep(50_000)
         }
@@ -149,11 +146,7 @@ struct TLSServer {
     }
 
     func stop() {
-        guard process.isRunning else { return }
-        // SIGKILL, not Process.terminate(): children started from Foundation's threads inherit a
-        // signal mask that blocks SIGTERM, so s_server would never see it.
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.terminate()
     }
 
     private static func loopback(port: Int) -> sockaddr_in {
@@ -196,40 +189,4 @@ enum TLSServerError: Error {
     case noPort
     case exited
     case notAccepting
-}
-
-/// Runs a command to completion and keeps what it printed, whatever its exit status.
-enum Subprocess {
-    struct Result {
-        var status: Int32
-        /// Standard output then standard error.
-        var output: String
-    }
-
-    static func run(_ executable: String, _ arguments: [String]) throws -> Result {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-subprocess-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        // Files rather than pipes: nothing to drain while waiting.
-        let outputURL = scratch.appendingPathComponent("stdout")
-        let errorURL = scratch.appendingPathComponent("stderr")
-        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
-        let output = try FileHandle(forWritingTo: outputURL)
-        let error = try FileHandle(forWritingTo: errorURL)
-        defer {
-            try? output.close()
-            try? error.close()
-        }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        process.waitUntilExit()
-        let text = ((try? String(contentsOf: outputURL, encoding: .utf8)) ?? "") + ((try? String(contentsOf: errorURL, encoding: .utf8)) ?? "")
-        return Result(status: process.terminationStatus, output: text)
-    }
 }

@@ -30,7 +30,8 @@ public final class ServerTrustEvaluator: Sendable {
             verifiedChain: evaluation.verifiedChainSubjects,
             leafSubject: evaluation.leafSubject,
             matchedPin: evaluation.matchedPin,
-            evaluatedAt: now,
+            // Whole seconds: a remembered evaluation goes through JSON and must read back the same.
+            evaluatedAt: Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down)),
             chainSHA256: digest
         )
     }
