@@ -35,6 +35,42 @@ struct JSONTextTests {
         #expect(handWritten == (try Self.encoded(answer)))
     }
 
+    @Test(arguments: ["identity", "trusted", "untrusted"])
+    func tlsAnswersMatchJSONEncoder(kind: String) throws {
+        let verdict = ServerTrustVerdict(
+            trusted: kind == "trusted",
+            host: "api.example.com",
+            failure: kind == "untrusted" ? .init(code: "pin_mismatch", detail: "no pin \"matched\"", depth: nil) : nil,
+            verifiedChain: ["CN=api.example.com,O=Example", "CN=Root/CA"],
+            leafSubject: "CN=api.example.com,O=Example",
+            matchedPin: kind == "trusted" ? "r/mIkG3eEpVdm+u/ko/cwxzOMo1bk4TyHIlByibiA5E=" : nil,
+            evaluatedAt: Date(timeIntervalSince1970: 1_800_000_000),
+            chainSHA256: String(repeating: "ab", count: 32)
+        )
+        let identity = ReleasedIdentity(
+            identityId: UUID(), subject: "CN=device/1", issuer: "CN=CA", sha256Fingerprint: String(repeating: "c", count: 64),
+            notAfter: Date(timeIntervalSince1970: 1_900_000_000), pkcs12: "MIIB+w==", passphrase: "pass-phrase_1"
+        )
+        let answer = DecisionAnswer(
+            decisionId: UUID(),
+            disposition: kind == "untrusted" ? .cancelAuthenticationChallenge : .useCredential,
+            credential: nil,
+            persistence: .forSession,
+            scope: .session,
+            remainingAttempts: nil,
+            blockedUntil: nil,
+            rule: RuleReference(id: "tls", name: nil),
+            source: .policy,
+            reason: "tls",
+            countedRejection: nil,
+            identity: kind == "identity" ? identity : nil,
+            trust: kind == "identity" ? nil : verdict
+        )
+        let handWritten = try JSONSerialization.jsonObject(with: Data(answer.jsonText.utf8)) as! NSDictionary
+        #expect(handWritten == (try Self.encoded(answer)))
+        #expect((handWritten["credential"] as? NSDictionary)?["kind"] as? String == (kind == "untrusted" ? nil : kind == "identity" ? "clientIdentity" : "serverTrust"))
+    }
+
     @Test func escapesEveryControlCharacter() throws {
         var object = JSONObjectText()
         let text = String((0..<32).map { Character(Unicode.Scalar(UInt8($0))) }) + "\"\\é€😀"

@@ -146,9 +146,10 @@ extension DecisionAnswer: JSONTextRepresentable {
         var object = JSONObjectText()
         object.add("blockedUntil", blockedUntil.map { $0.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)) })
         object.add("countedRejection", countedRejection?.uuidString)
-        object.add("credential", json: credential?.jsonText)
+        object.add("credential", json: credentialJSONText)
         object.add("decisionId", decisionId.uuidString)
         object.add("disposition", disposition.rawValue)
+        object.add("evaluation", json: trust.flatMap(Self.encoded))
         object.add("persistence", persistence.rawValue)
         object.add("reason", reason)
         object.add("remainingAttempts", remainingAttempts)
@@ -161,6 +162,28 @@ extension DecisionAnswer: JSONTextRepresentable {
         object.add("scope", scope.rawValue)
         object.add("source", source.rawValue)
         return object.text
+    }
+}
+
+extension DecisionAnswer {
+    /// `credential` as `encode(to:)` writes it: the password, the identity or the server trust.
+    private var credentialJSONText: String? {
+        if let credential { return credential.jsonText }
+        if let identity { return Self.encoded(identity) }
+        if disposition == .useCredential, let trust, trust.trusted { return Self.encoded(ServerTrustCredential(evaluation: trust)) }
+        return nil
+    }
+
+    // TLS answers are rarer and carry nested objects: JSONEncoder writes them, with the sorted
+    // keys and timestamps of every response.
+    private static func encoded(_ value: some Encodable) -> String? {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+        }
+        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) }
     }
 }
 
