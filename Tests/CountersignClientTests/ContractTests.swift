@@ -58,7 +58,8 @@ struct ContractTests {
                                        invalidationReason: .explicit, invalidationMode: .cancel, state: .invalidated)),
         ("DecisionAnswer", DecisionAnswer(decisionId: UUID(), disposition: .useCredential, credential: .password(user: "u", password: "p", domain: "D"),
                                           persistence: .forSession, scope: .task, remainingAttempts: 1, blockedUntil: Date(), rule: .init(id: "r", name: "n"),
-                                          source: .policy, reason: "r", countedRejection: UUID())),
+                                          source: .policy, reason: "r", countedRejection: UUID(),
+                                          evaluation: .init(trusted: true, host: "h", verifiedChain: ["CN=h"], evaluatedAt: Date(), chainSha256: String(repeating: "a", count: 64)))),
         ("ReleasedCredential", ReleasedCredential.password(user: "u", password: "p", domain: "D")),
         ("SubmitCredentialRequest", SubmitCredentialRequest(protectionSpace: space, user: "u", password: "p", domain: "D", persistence: .permanent)),
         ("Submission", Submission(stored: true, persistence: .permanent, credentialId: UUID(), created: true)),
@@ -129,13 +130,20 @@ struct ContractTests {
     @Test("the contract's examples of the client operations decode")
     func examples() throws {
         let challenges = Self.examples("/v1/sessions/{sessionId}/challenges", "post")
-        #expect(challenges.requests.count == 2)
+        #expect(challenges.requests.count == 4)
         for example in challenges.requests { _ = try Self.decode(Challenge.self, example) }
         let answers = challenges.responses.filter { ($0 as? [String: Any])?["decisionId"] != nil }
-        #expect(answers.count == 3)
+        #expect(answers.count == 6)
         for example in answers {
             let answer = try Self.decode(DecisionAnswer.self, example)
-            #expect(answer.disposition != .useCredential || answer.credential?.password != nil)
+            guard answer.disposition == .useCredential else { continue }
+            switch answer.credential?.kind {
+            case .password?: #expect(answer.credential?.password != nil)
+            case .clientIdentity?: #expect(answer.credential?.pkcs12 != nil && answer.credential?.passphrase != nil)
+            default:
+                #expect(answer.credential?.kind == .serverTrust)
+                #expect(answer.evaluation?.trusted == true)
+            }
         }
         for example in Self.examples("/v1/sessions", "post").requests { _ = try Self.decode(OpenSessionRequest.self, example) }
         for example in Self.examples("/v1/sessions/{sessionId}/invalidate", "post").requests {

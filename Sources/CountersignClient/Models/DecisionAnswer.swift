@@ -21,6 +21,8 @@ public struct DecisionAnswer: Codable, Hashable, Sendable {
     public var reason: String
     /// The earlier decision this challenge showed rejected (a retry naming its user), if any.
     public var countedRejection: UUID?
+    /// Server-trust challenges: how the service judged the chain (also when it is not trusted).
+    public var evaluation: ServerTrustEvaluation?
 
     public init(
         decisionId: UUID,
@@ -33,7 +35,8 @@ public struct DecisionAnswer: Codable, Hashable, Sendable {
         rule: RuleReference? = nil,
         source: DecisionSource,
         reason: String,
-        countedRejection: UUID? = nil
+        countedRejection: UUID? = nil,
+        evaluation: ServerTrustEvaluation? = nil
     ) {
         self.decisionId = decisionId
         self.disposition = disposition
@@ -46,10 +49,12 @@ public struct DecisionAnswer: Codable, Hashable, Sendable {
         self.source = source
         self.reason = reason
         self.countedRejection = countedRejection
+        self.evaluation = evaluation
     }
 
     enum CodingKeys: String, CodingKey {
         case decisionId, disposition, credential, persistence, scope, remainingAttempts, blockedUntil, rule, source, reason, countedRejection
+        case evaluation
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -66,5 +71,6 @@ public struct DecisionAnswer: Codable, Hashable, Sendable {
         try container.encode(source, forKey: .source)
         try container.encode(reason, forKey: .reason)
         try container.encode(countedRejection, forKey: .countedRejection)
+        try container.encode(evaluation, forKey: .evaluation)
     }
 }

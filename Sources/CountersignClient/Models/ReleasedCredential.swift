@@ -46,6 +46,9 @@ public struct ReleasedCredential: Codable, Hashable, Sendable {
 
         public static let password = Self(rawValue: "password")
         public static let clientIdentity = Self(rawValue: "clientIdentity")
+        /// Trust the chain the server presented (`URLCredential(trust:)`); the answer's
+        /// `evaluation` says why.
+        public static let serverTrust = Self(rawValue: "serverTrust")
     }
 
     enum CodingKeys: String, CodingKey {
