@@ -171,6 +171,8 @@ let package = Package(
             name: "CountersignClientTests",
             dependencies: [
                 "CountersignClient",
+                // The raw-response tests' Digest server checks headers with the core's parser and responder.
+                "CountersignCore",
                 "CountersignCrypto",
                 "CountersignHTTP",
                 "CountersignPostgres",

@@ -105,6 +105,22 @@ struct APIClientTests {
             requestTimeout: .seconds(1)
         ),
         RetryCase(
+            description: "answerRawResponse after a timeout: may have been decided and counted, never resent",
+            script: .init(response: { _ in .json(200, FakeCountersign.responseAnswerJSON(), delay: .seconds(3)) }),
+            call: { _ = try await $0.answerRawResponse(RawResponseClientTests.basic401, in: UUID()) }, route: "response", requests: 1,
+            requestTimeout: .seconds(1)
+        ),
+        RetryCase(
+            description: "answerRawResponse after 502: might have been decided, not retried",
+            script: .init(response: { _ in .json(502, "bad gateway") }),
+            call: { _ = try await $0.answerRawResponse(RawResponseClientTests.basic401, in: UUID()) }, route: "response", requests: 1
+        ),
+        RetryCase(
+            description: "answerRawResponse after 503 then 200: nothing recorded, succeeds on the second try",
+            script: .init(response: { call in call == 1 ? .error(503, "database_unavailable") : .json(200, FakeCountersign.responseAnswerJSON()) }),
+            call: { _ = try await $0.answerRawResponse(RawResponseClientTests.basic401, in: UUID()) }, route: "response", requests: 2
+        ),
+        RetryCase(
             description: "reportOutcome after a timeout: idempotent, retried",
             script: .init(outcome: { _ in .json(200, FakeCountersign.outcomeJSON(), delay: .seconds(3)) }),
             call: { _ = try await $0.reportOutcome(OutcomeReport(outcome: .accepted, upstreamStatus: 200), for: UUID()) }, route: "outcome", requests: 3,

@@ -73,10 +73,56 @@ struct ContractTests {
             lastDecisionId: UUID(), updatedAt: Date()
         )),
         ("SecurityCheckReport", SecurityCheckReport(decision: record, applied: true, counter: .init(failures: 1), state: nil)),
+        ("RawResponseRequest", rawResponse),
+        ("ResponseAnswer", responseAnswer),
+        ("ChallengeReport", challengeReport),
         ]
     }
 
-    @Test("every member of the contract's schemas, and nothing else", arguments: ["ProtectionSpace", "Challenge", "OpenSessionRequest", "InvalidateSessionRequest", "Session", "DecisionAnswer", "ReleasedCredential", "SubmitCredentialRequest", "Submission", "OutcomeRequest", "SecurityCheckChallengeList", "SecurityCheckAnswers", "SecurityCheckAnswer", "SecurityCheckState", "SecurityCheckReport"])
+    static let challengeReport = ChallengeReport(
+        index: 0, scheme: "Digest", realm: "r", mechanism: "Digest SHA-256", stale: true, status: .malformed, code: "duplicate_parameter", reason: "r"
+    )
+
+    static let rawResponse = RawResponse(
+        taskId: "t",
+        status: 407,
+        headers: [ResponseHeader("Proxy-Authenticate", "Basic realm=r")],
+        request: ForwardedRequest(
+            method: "GET", url: "http://h/", requestTarget: "http://h/", body: Data([1]), bodyHash: ForwardedBodyHash(algorithm: .sha256, value: "00")
+        ),
+        proxy: ForwardedProxy(host: "p", port: 3128, type: .https),
+        previousDecisionId: UUID()
+    )
+
+    static let responseAnswer = ResponseAnswer(
+        decisionId: UUID(), disposition: .useCredential, reasonCode: .authorization, authorization: AuthorizationHeader(name: .authorization, value: "Basic x"),
+        credential: .password(user: "u", password: "p", domain: "D"), persistence: .forSession, scope: .task, remainingAttempts: 1, blockedUntil: Date(),
+        rule: .init(id: "r", name: "n"), source: .policy, reason: "r", countedRejection: UUID(),
+        protectionSpace: .init(host: "h", port: 1, protocolName: "https", realm: "r", authenticationMethod: .httpDigest, isProxy: false),
+        challenges: [challengeReport]
+    )
+
+    /// The schema at `path` below `schema`'s properties (through `oneOf`'s object, if any).
+    static func nested(_ schema: [String: Any], _ path: String...) -> [String: Any] {
+        var current = schema
+        for name in path {
+            current = (current["properties"] as? [String: Any])?[name] as? [String: Any] ?? [:]
+            if let choices = current["oneOf"] as? [[String: Any]], let object = choices.first(where: { $0["type"] as? String == "object" }) {
+                current = object
+            }
+        }
+        return current
+    }
+
+    static func enumeration(_ schema: [String: Any]) -> Set<String> {
+        Set((schema["enum"] as? [Any] ?? []).compactMap { $0 as? String })
+    }
+
+    static func encodedObject(_ value: some Encodable) throws -> [String: Any] {
+        try JSONSerialization.jsonObject(with: try JSONCoding.encoder().encode(value)) as? [String: Any] ?? [:]
+    }
+
+    @Test("every member of the contract's schemas, and nothing else", arguments: ["ProtectionSpace", "Challenge", "OpenSessionRequest", "InvalidateSessionRequest", "Session", "DecisionAnswer", "ReleasedCredential", "SubmitCredentialRequest", "Submission", "OutcomeRequest", "SecurityCheckChallengeList", "SecurityCheckAnswers", "SecurityCheckAnswer", "SecurityCheckState", "SecurityCheckReport", "RawResponseRequest", "ResponseAnswer", "ChallengeReport"])
     func members(_ name: String) throws {
         let value = try #require(try Self.models().first { $0.0 == name }?.1)
         let schema = Self.schema(name)
@@ -91,6 +137,39 @@ struct ContractTests {
         #expect(Self.properties(outcome) == ["decision", "counted", "counter", "disposition", "reasonCode"])
         let counter = (outcome["properties"] as? [String: Any])?["counter"] as? [String: Any] ?? [:]
         #expect(Self.properties(counter) == ["failures", "remainingAttempts", "blockedUntil"])
+    }
+
+    @Test("raw responses: the nested members and the closed and open value sets match the contract")
+    func rawResponseMembers() throws {
+        let request = Self.schema("RawResponseRequest")
+        let sent = try Self.encodedObject(Self.rawResponse)
+        #expect(Set((sent["request"] as? [String: Any] ?? [:]).keys) == Self.properties(Self.nested(request, "request")))
+        #expect(Set((sent["proxy"] as? [String: Any] ?? [:]).keys) == Self.properties(Self.nested(request, "proxy")))
+        let bodyHash = Self.nested(request, "request", "bodyHash")
+        #expect(Set(((sent["request"] as? [String: Any])?["bodyHash"] as? [String: Any] ?? [:]).keys) == Self.properties(bodyHash))
+        #expect(Set(ForwardedBodyHash.Algorithm.allCases.map(\.rawValue)) == Self.enumeration(Self.nested(bodyHash, "algorithm")))
+        #expect(Set(ForwardedProxy.Kind.allCases.map(\.rawValue)) == Self.enumeration(Self.nested(request, "proxy", "type")))
+        let statuses = Set((Self.nested(request, "status")["enum"] as? [Int]) ?? [])
+        #expect(statuses == RawResponse.forwardableStatuses)
+        #expect(sent["headers"] as? [[String]] == [["Proxy-Authenticate", "Basic realm=r"]])
+
+        let answer = Self.schema("ResponseAnswer")
+        #expect(Self.required(answer) == Self.properties(answer))
+        let received = try Self.encodedObject(Self.responseAnswer)
+        #expect(Set((received["authorization"] as? [String: Any] ?? [:]).keys) == Self.properties(Self.nested(answer, "authorization")))
+        #expect(Set(AuthorizationHeader.Name.known.map(\.rawValue)) == Self.enumeration(Self.nested(answer, "authorization", "name")))
+        #expect(Set((received["protectionSpace"] as? [String: Any] ?? [:]).keys) == Self.properties(Self.nested(answer, "protectionSpace")))
+        #expect(Set(ResponseReasonCode.known.map(\.rawValue)) == Self.enumeration(Self.schema("ResponseReasonCode")))
+        #expect(Set(ChallengeReport.Status.known.map(\.rawValue)) == Self.enumeration(Self.nested(Self.schema("ChallengeReport"), "status")))
+        // Every member of the answer is sent, null when empty, as the service sends it.
+        let empty = ResponseAnswer(
+            decisionId: UUID(), disposition: .cancelAuthenticationChallenge, reasonCode: .serverRefused, source: .serverResponse, reason: "r",
+            protectionSpace: .init(host: "h", port: 1, authenticationMethod: .httpBasic)
+        )
+        #expect(Set(try Self.encodedObject(empty).keys) == Self.properties(answer))
+        let space = try #require(try Self.encodedObject(empty)["protectionSpace"] as? [String: Any])
+        #expect(Set(space.keys) == Self.required(Self.nested(answer, "protectionSpace")))
+        #expect(try Self.keys(of: ChallengeReport(index: 0, scheme: "Basic", status: .chosen, reason: "r")) == Self.required(Self.schema("ChallengeReport")))
     }
 
     /// The request and response examples of one operation.
@@ -164,6 +243,27 @@ struct ContractTests {
         for example in Self.examples("/v1/sessions/{sessionId}/security-checks/{securityCheck}/failure", "post").requests {
             _ = try Self.decode([String: JSONValue].self, example)
         }
+        let raw = Self.examples("/v1/sessions/{sessionId}/responses", "post")
+        #expect(raw.requests.count == 3)
+        let forwarded = try raw.requests.map { try Self.decode(RawResponse.self, $0) }
+        #expect(forwarded.contains { $0.status == 407 && $0.proxy?.port == 3128 })
+        #expect(forwarded.contains { $0.status == 403 && $0.previousDecisionId != nil })
+        #expect(forwarded.contains { $0.headers.filter { $0.name == "WWW-Authenticate" }.count == 2 })
+        let rawAnswers = try raw.responses.filter { ($0 as? [String: Any])?["decisionId"] != nil }.map { try Self.decode(ResponseAnswer.self, $0) }
+        #expect(rawAnswers.count == 3)
+        let released = try #require(rawAnswers.first { $0.disposition == .useCredential })
+        #expect(released.authorization?.name == .authorization)
+        #expect(released.authorization?.value.hasPrefix("Digest ") == true)
+        #expect(released.chosenChallenge?.mechanism == "Digest SHA-256")
+        #expect(rawAnswers.contains { $0.reasonCode == .credentialBlocked && $0.countedRejection != nil && $0.authorization == nil })
+        #expect(rawAnswers.contains { $0.reasonCode == .serverRefused && $0.source == .serverResponse && $0.challenges.isEmpty })
+        for case let error as [String: Any] in raw.responses.compactMap({ ($0 as? [String: Any])?["error"] }) {
+            let body = try JSONSerialization.data(withJSONObject: ["error": error])
+            #expect(CountersignClient.serviceError(status: 400, body: body).serviceCode == error["code"] as? String)
+        }
+        #expect(raw.responses.contains { (($0 as? [String: Any])?["error"] as? [String: Any])?["code"] as? String == CountersignClientError.Code.noReleasedCredential })
+        #expect(raw.responses.contains { (($0 as? [String: Any])?["error"] as? [String: Any])?["code"] as? String == CountersignClientError.Code.malformedChallenge })
+
         let errors = challenges.responses.compactMap { ($0 as? [String: Any])?["error"] as? [String: Any] }
         #expect(errors.contains { $0["code"] as? String == "session_invalidated" })
         for error in errors {

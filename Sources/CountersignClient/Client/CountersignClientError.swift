@@ -31,7 +31,7 @@ public enum CountersignClientError: Error, Sendable, Hashable {
 
     /// Codes of the service this client acts on.
     public enum Code {
-        /// The session is invalidated or expired (409 on a challenge).
+        /// The session is invalidated or expired (409 on a challenge or a raw response).
         public static let sessionInvalidated = "session_invalidated"
         /// A different outcome was already reported for the decision (409).
         public static let outcomeConflict = "outcome_conflict"
@@ -39,6 +39,16 @@ public enum CountersignClientError: Error, Sendable, Hashable {
         public static let notFound = "not_found"
         /// The key is missing or not valid (401).
         public static let invalidAPIKey = "invalid_api_key"
+        /// A forwarded challenge field breaks RFC 9110's grammar (400; `answerRawResponse`).
+        public static let malformedChallenge = "malformed_challenge"
+        /// A forwarded 401/407 carries no challenge at all (400; `answerRawResponse`).
+        public static let missingChallenge = "missing_challenge"
+        /// Only Digest `qop=auth-int` is offered and no request body (or hash) came (400;
+        /// `answerRawResponse`): forward ``ForwardedRequest/body`` or ``ForwardedRequest/bodyHash``.
+        public static let digestEntityBodyRequired = "digest_entity_body_required"
+        /// A 403 was forwarded for a task Countersign released no credential to (409;
+        /// `answerRawResponse`): not an authentication matter.
+        public static let noReleasedCredential = "no_released_credential"
     }
 }
 

@@ -7,12 +7,13 @@ import Foundation
 /// - **Idempotent** calls (`getSession`, `invalidateSession`, `reportOutcome`: the service
 ///   counts the same outcome once) are retried after any transport failure (refused, reset,
 ///   timed out) and after 502, 503 and 504.
-/// - **Others** (`openSession`, `decideChallenge`, `submitCredential`) are retried only when the
-///   request certainly did not take effect: the connection could not be made at all (refused,
-///   host not found, offline), or the service answered 503, which the contract defines as
-///   "nothing was written". A challenge is never resent after a timeout or a lost connection:
-///   the first copy may have been decided and recorded, and a second decision for the same
-///   challenge would leave the first one without an outcome.
+/// - **Others** (`openSession`, `decideChallenge`, `answerRawResponse`, `submitCredential`,
+///   `answerSecurityChecks`) are retried only when the request certainly did not take effect: the
+///   connection could not be made at all (refused, host not found, offline), or the service
+///   answered 503, which the contract defines as "nothing was written". A challenge or a raw
+///   response is never resent after a timeout or a lost connection: the first copy may have been
+///   decided and recorded (and a second 401 counted as a rejection, a Digest nonce count spent),
+///   and a second decision for the same challenge would leave the first one without an outcome.
 /// A 429 is treated like a 503. Every other answer is final.
 public struct RetryPolicy: Sendable, Hashable {
     /// Tries in all, the first included (1 disables retries).

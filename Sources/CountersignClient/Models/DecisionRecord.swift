@@ -23,7 +23,8 @@ public struct DecisionRecord: Codable, Hashable, Sendable {
     public var outcome: Outcome?
     public var outcomeStatus: Int?
     public var outcomeAt: Date?
-    /// `report`, `retry`, `session`.
+    /// `report`, `retry`, `response` (a raw response forwarded to `answerRawResponse` showed it),
+    /// `session`.
     public var outcomeSource: String?
     public var countedRejection: Bool
 
@@ -32,7 +33,7 @@ public struct DecisionRecord: Codable, Hashable, Sendable {
         case source, reason, rule, credentialId, blockedUntil, createdAt, outcome, outcomeStatus, outcomeAt, outcomeSource, countedRejection
     }
 
-    /// The protection space as a record keeps it.
+    /// The protection space as a record keeps it (and as a ``ResponseAnswer`` names it).
     public struct Space: Codable, Hashable, Sendable {
         public var host: String
         public var port: Int
@@ -41,9 +42,29 @@ public struct DecisionRecord: Codable, Hashable, Sendable {
         public var authenticationMethod: AuthenticationMethod
         public var isProxy: Bool
 
+        public init(host: String, port: Int, protocolName: String? = nil, realm: String? = nil, authenticationMethod: AuthenticationMethod, isProxy: Bool = false) {
+            self.host = host
+            self.port = port
+            self.protocolName = protocolName
+            self.realm = realm
+            self.authenticationMethod = authenticationMethod
+            self.isProxy = isProxy
+        }
+
         enum CodingKeys: String, CodingKey {
             case host, port, realm, authenticationMethod, isProxy
             case protocolName = "protocol"
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            // Every member is present in the contract, null when empty.
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(host, forKey: .host)
+            try container.encode(port, forKey: .port)
+            try container.encode(protocolName, forKey: .protocolName)
+            try container.encode(realm, forKey: .realm)
+            try container.encode(authenticationMethod, forKey: .authenticationMethod)
+            try container.encode(isProxy, forKey: .isProxy)
         }
     }
 }

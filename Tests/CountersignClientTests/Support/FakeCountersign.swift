@@ -34,6 +34,7 @@ struct FakeCountersign: Sendable {
         var invalidate: @Sendable (Int) -> Answer = { _ in .json(200, FakeCountersign.sessionJSON(state: "invalidated")) }
         var getSession: @Sendable (Int) -> Answer = { _ in .json(200, FakeCountersign.sessionJSON()) }
         var securityCheckReport: @Sendable (Int) -> Answer = { _ in .error(404, "security_check_not_answered") }
+        var response: @Sendable (Int) -> Answer = { _ in .json(200, FakeCountersign.responseAnswerJSON()) }
     }
 
     /// What reached the fake: method, path and body of every request.
@@ -61,7 +62,7 @@ struct FakeCountersign: Sendable {
         func bodies(_ route: String) -> [String] { all.filter { Self.route(of: $0) == route }.map(\.body) }
 
         /// `openSession`, `challenge`, `outcome`, `invalidate`, `getSession`, `credentials`,
-        /// `securityCheckReport` or the path.
+        /// `securityCheckReport`, `response` or the path.
         static func route(of request: Request) -> String {
             let parts = request.path.split(separator: "/")
             switch (request.method, parts.count, parts.last) {
@@ -70,6 +71,7 @@ struct FakeCountersign: Sendable {
             case ("POST", 4, "challenges"): return "challenge"
             case ("POST", 4, "invalidate"): return "invalidate"
             case ("POST", 4, "credentials"): return "credentials"
+            case ("POST", 4, "responses"): return "response"
             case ("POST", 4, "outcome"): return "outcome"
             case ("POST", 6, "failure"), ("POST", 6, "success"): return "securityCheckReport"
             default: return request.path
@@ -107,6 +109,7 @@ struct FakeCountersign: Sendable {
         case "invalidate": answer = script.invalidate(number)
         case "getSession": answer = script.getSession(number)
         case "securityCheckReport": answer = script.securityCheckReport(number)
+        case "response": answer = script.response(number)
         default: answer = .error(404, "route_not_found")
         }
         if answer.delay > .zero { try await Task.sleep(for: answer.delay) }
@@ -137,6 +140,20 @@ struct FakeCountersign: Sendable {
          "persistence": "\(persistence)", "scope": "task", "remainingAttempts": null, "blockedUntil": null,
          "rule": {"id": "fake", "name": null}, "source": "policy", "reason": "scripted",
          "countedRejection": \(countedRejection.map { #""\#($0.uuidString.lowercased())""# } ?? "null")}
+        """
+    }
+
+    /// A `ResponseAnswer` releasing a Basic header whose value is `authorization`.
+    static func responseAnswerJSON(id: UUID = UUID(), authorization: String = "Basic c3ZjOnMzY3JldA==") -> String {
+        """
+        {"decisionId": "\(id.uuidString.lowercased())", "disposition": "useCredential", "reasonCode": "authorization",
+         "authorization": {"name": "Authorization", "value": "\(authorization)"}, "credential": null,
+         "persistence": "none", "scope": "task", "remainingAttempts": 3, "blockedUntil": null,
+         "rule": {"id": "fake", "name": null}, "source": "policy", "reason": "scripted", "countedRejection": null,
+         "protectionSpace": {"host": "intranet.example.com", "port": 443, "protocol": "https", "realm": "Intranet",
+                             "authenticationMethod": "NSURLAuthenticationMethodHTTPBasic", "isProxy": false},
+         "challenges": [{"index": 0, "scheme": "Basic", "realm": "Intranet", "mechanism": "Basic", "stale": false,
+                         "status": "chosen", "code": null, "reason": "scripted"}]}
         """
     }
 
