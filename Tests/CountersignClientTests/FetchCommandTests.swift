@@ -80,4 +80,51 @@ struct FetchCommandTests {
             #expect(output.contains("status: 401"), "\(output)")
         }
     }
+
+    @Test("--raw: the 401 forwarded raw, the Digest header sent, 200; never the header or the password")
+    func rawDigest() async throws {
+        try await LiveCountersign.run { service in
+            try await AuthUpstream.run(.digest, user: RawResponseEndToEndTests.account, password: "raw-fetch-password") { upstream in
+                let tenant = try await RawResponseEndToEndTests.prepare(service, upstream, password: "raw-fetch-password")
+                let (status, output) = try await Self.run(
+                    ["fetch", upstream.baseURL + "/private", "--raw", "--service", service.baseURL.absoluteString, "--client-id", "raw-fetch"],
+                    environment: ["COUNTERSIGN_CLIENT_KEY": tenant.clientKey]
+                )
+                #expect(status == 0, "\(output)")
+                for line in [
+                    "upstream: 401", "opened (client raw-fetch)", "useCredential  authorization  Digest SHA-256  rule: fleet-raw",
+                    "sending Authorization: redacted", "upstream: 200", "accepted (200)", "invalidated (finishTasks)", "status: 200",
+                ] {
+                    #expect(output.contains(line), "\(line) in \(output)")
+                }
+                let sent = try #require(upstream.log.authorizations.last ?? nil)
+                #expect(upstream.log.authorizations.count == 2 && sent.hasPrefix("Digest "))
+                #expect(upstream.log.refusals.isEmpty)
+                #expect(!output.contains(sent) && !output.contains("response=") && !output.contains("raw-fetch-password"), "\(output)")
+                #expect(!output.contains(tenant.clientKey), "\(output)")
+            }
+        }
+    }
+
+    @Test("--raw with a wrong stored password: each 401 forwarded, counted, blocked; exit 1")
+    func rawRejected() async throws {
+        try await LiveCountersign.run { service in
+            try await AuthUpstream.run(.basic, user: RawResponseEndToEndTests.account, password: "right") { upstream in
+                let tenant = try await RawResponseEndToEndTests.prepare(service, upstream, password: "wrong-raw-password", maxFailures: 2)
+                let (status, output) = try await Self.run(
+                    ["fetch", upstream.baseURL + "/private", "--raw", "--service", service.baseURL.absoluteString, "--key", tenant.clientKey],
+                    environment: [:]
+                )
+                #expect(status == 1, "\(output)")
+                #expect(output.components(separatedBy: "counted the rejection of").count == 3, "\(output)")
+                #expect(output.contains("cancelAuthenticationChallenge  credential_blocked"), "\(output)")
+                #expect(output.contains("status: 401"), "\(output)")
+                // The upstream saw the request bare, then the stale header twice; none of it printed.
+                let stale = "Basic " + Data("\(RawResponseEndToEndTests.account):wrong-raw-password".utf8).base64EncodedString()
+                #expect(upstream.log.authorizations == [nil, stale, stale])
+                #expect(!output.contains(stale.dropFirst(6)) && !output.contains("wrong-raw-password"), "\(output)")
+                #expect(try await service.admin.counters(tenant).only?["failures"] as? Int == 2)
+            }
+        }
+    }
 }

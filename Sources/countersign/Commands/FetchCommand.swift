@@ -17,6 +17,13 @@ struct FetchCommand: AsyncParsableCommand {
             the session is invalidated at the end. Prints the HTTP status and each decision taken
             (decision id, disposition, rule, reason); never a password. Exits 0 for a 2xx or 3xx
             status, 1 otherwise.
+
+            With --raw, no delegate answers anything: the request goes out as it is, a 401 (or a
+            403 after a released header) is forwarded raw to Countersign (answerRawResponse,
+            CFHTTPAuthentication style), and the request is sent again with the Authorization
+            header Countersign computed (Basic, or Digest without the password leaving the
+            service), until the server accepts it or Countersign says to stop. Origin servers
+            (401) only; the header's value is never printed.
             """
     )
 
@@ -41,6 +48,9 @@ struct FetchCommand: AsyncParsableCommand {
     @Option(help: "Seconds to wait for the whole fetch.")
     var timeout: Int = 60
 
+    @Flag(help: "Forward raw 401/403 responses and send the Authorization header Countersign returns, instead of using the URLSession delegate.")
+    var raw = false
+
     func validate() throws {
         guard let target = URL(string: url), target.scheme == "http" || target.scheme == "https", target.host != nil else {
             throw ValidationError("the URL must be an http or https URL with a host")
@@ -61,6 +71,15 @@ struct FetchCommand: AsyncParsableCommand {
         guard let target = URL(string: url), let base = URL(string: service), let secret = resolvedKey,
             let fallback = CountersignSessionDelegate.Fallback(rawValue: fallback)
         else { throw ExitCode.validationFailure }
+
+        if raw {
+            let client = CountersignClient(baseURL: base, key: ClientKey(secret))
+            let fetch = RawFetch(client: client, clientId: clientId, method: method.uppercased(), timeout: .seconds(timeout))
+            let status = await fetch.run(target)
+            print(status.map { "status: \($0)" } ?? "status: none")
+            guard let status, (200..<400).contains(status) else { throw ExitCode.failure }
+            return
+        }
 
         let completions = TaskCompletions()
         let printer = EventPrinter()
