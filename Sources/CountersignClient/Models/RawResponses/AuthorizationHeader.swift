@@ -1,7 +1,8 @@
-public import Foundation
-
+// URLRequest lives in FoundationNetworking on Linux, in Foundation elsewhere.
 #if canImport(FoundationNetworking)
 public import FoundationNetworking
+#else
+public import Foundation
 #endif
 
 /// The header a ``ResponseAnswer`` tells the client to add before sending the request again:
