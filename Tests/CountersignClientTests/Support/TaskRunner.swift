@@ -15,7 +15,7 @@ extension EventLog {
     }
 
     /// Waits until `condition` holds for the events seen so far (or `timeout` passes).
-    func wait(timeout: Duration = .seconds(10), until condition: (EventLog) -> Bool) async throws {
+    func wait(timeout: Duration = .seconds(30), until condition: (EventLog) -> Bool) async throws {
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         while !condition(self), clock.now < deadline {
