@@ -77,8 +77,8 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "countersign"),
         services: [
             pool,
-            SessionSweeper(sessions: sessionStore, interval: configuration.sessionSweepInterval, logger: logger),
-            DigestNonceSweeper(nonceCounts: nonceCounts, logger: logger),
+            PeriodicSweep.expiredSessions(sessionStore, every: configuration.sessionSweepInterval, logger: logger),
+            PeriodicSweep.staleNonceCounts(nonceCounts, logger: logger),
         ],
         logger: logger
     )

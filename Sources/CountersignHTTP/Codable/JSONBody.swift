@@ -45,9 +45,12 @@ struct JSONBody: Sendable {
         }
     }
 
+    /// `application/json` or `application/<anything>+json`, any case, parameters ignored.
     static func isJSON(_ contentType: String) -> Bool {
-        let mediaType = contentType.split(separator: ";", maxSplits: 1)[0].trimmingCharacters(in: .whitespaces).lowercased()
-        return mediaType == "application/json" || (mediaType.hasPrefix("application/") && mediaType.hasSuffix("+json"))
+        let mediaType = contentType.utf8.prefix { $0 != UInt8(ascii: ";") }
+        let trimmed = mediaType.drop { $0 == UInt8(ascii: " ") }.reversed().drop { $0 == UInt8(ascii: " ") }.reversed()
+        let lowered = String(decoding: trimmed, as: UTF8.self).lowercased()
+        return lowered == "application/json" || (lowered.hasPrefix("application/") && lowered.hasSuffix("+json"))
     }
 
     static func describe(_ error: DecodingError) -> CountersignError {

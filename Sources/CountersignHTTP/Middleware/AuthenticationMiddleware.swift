@@ -21,12 +21,16 @@ struct AuthenticationMiddleware: RouterMiddleware {
         let principal = try await authenticator.authenticate(bearer: parts[1].drop(while: { $0 == " " }))
         var context = context
         context.principal = principal
-        switch principal {
-        case .operator:
-            context.logger[metadataKey: "principal"] = "operator"
-        case .tenantKey(let key):
-            context.logger[metadataKey: "tenant"] = .string(key.tenantID.uuidString.lowercased())
-            context.logger[metadataKey: "key"] = .string(key.prefix)
+        // Setting logger metadata costs a formatting pass in the log handler even when nothing is
+        // logged, so it is done only where the request's info and debug lines will be written.
+        if context.logger.logLevel <= .info {
+            switch principal {
+            case .operator:
+                context.logger[metadataKey: "principal"] = "operator"
+            case .tenantKey(let key):
+                context.logger[metadataKey: "tenant"] = .string(key.tenantID.uuidString.lowercased())
+                context.logger[metadataKey: "key"] = .string(key.prefix)
+            }
         }
         return try await next(request, context)
     }

@@ -1,0 +1,54 @@
+public import CountersignStorage
+public import Logging
+public import ServiceLifecycle
+
+/// A clean-up run every `interval` for as long as the service runs. Several instances may sweep
+/// at once: each sweep is safe to run concurrently with itself.
+public struct PeriodicSweep: Service {
+    let name: String
+    let interval: Duration
+    let logger: Logger
+    let sweep: @Sendable () async throws -> Void
+
+    public init(name: String, interval: Duration, logger: Logger, sweep: @escaping @Sendable () async throws -> Void) {
+        self.name = name
+        self.interval = interval
+        self.logger = logger
+        self.sweep = sweep
+    }
+
+    public func run() async throws {
+        do {
+            try await cancelWhenGracefulShutdown {
+                while !Task.isCancelled {
+                    // Sleeping first keeps the first sweep clear of the migrations applied at start.
+                    try await Task.sleep(for: interval)
+                    do {
+                        try await sweep()
+                    } catch is CancellationError {
+                        throw CancellationError()
+                    } catch {
+                        logger.warning("\(name) failed", metadata: ["error": "\(error)"])
+                    }
+                }
+            }
+        } catch is CancellationError {
+            // Shutting down.
+        }
+    }
+
+    /// Records the expiry of sessions past their time and drops what they remembered.
+    public static func expiredSessions(_ sessions: SessionStore, every interval: Duration, logger: Logger) -> PeriodicSweep {
+        PeriodicSweep(name: "session sweep", interval: interval, logger: logger) {
+            while try await sessions.expireDue() > 0, !Task.isCancelled {}
+        }
+    }
+
+    /// Deletes the Digest nonce counts of nonces unused for a day. Servers expire nonces within
+    /// minutes (Apache: 5 minutes by default), so a day keeps every count that can still matter.
+    public static func staleNonceCounts(_ nonceCounts: DigestNonceCountStore, every interval: Duration = .seconds(600), logger: Logger) -> PeriodicSweep {
+        PeriodicSweep(name: "digest nonce sweep", interval: interval, logger: logger) {
+            try await nonceCounts.purge(unusedFor: 86_400)
+        }
+    }
+}
