@@ -33,6 +33,8 @@ extension DecisionService {
         /// The credential released with `useCredential`: its secret goes no further than the
         /// caller, which decides what of it the client sees.
         public var released: ReleasedCredential?
+        /// The client identity released with `useCredential`, as a fresh PKCS#12.
+        public var identity: ReleasedIdentity?
         public var remainingAttempts: Int?
     }
 
@@ -66,12 +68,22 @@ extension DecisionService {
             let planned = try plan(DecisionState(session: session, tenant: tenant, now: now))
             let decisionPlan = planned.plan
             var released: ReleasedCredential?
+            var identity: ReleasedIdentity?
             if decisionPlan.disposition == .useCredential, let credential = decisionPlan.credential {
-                guard let password = try await secrets.password(of: credential) else {
-                    forgetState(asker)
-                    continue
+                switch credential.kind {
+                case .password:
+                    guard let password = try await secrets.password(of: credential) else {
+                        forgetState(asker)
+                        continue
+                    }
+                    released = ReleasedCredential(kind: credential.kind, user: credential.attributes.account, password: password, domain: credential.domain)
+                case .clientIdentity:
+                    guard let opened = try await identities.identity(of: credential) else {
+                        forgetState(asker)
+                        continue
+                    }
+                    identity = try Self.release(opened, as: credential)
                 }
-                released = ReleasedCredential(kind: credential.kind, user: credential.attributes.account, password: password, domain: credential.domain)
             }
             let prepared = try prepare(planned, released)
             let record = DecisionRecord(
@@ -98,6 +110,7 @@ extension DecisionService {
                 let decision = RecordedDecision(
                     id: record.id,
                     released: released,
+                    identity: identity,
                     remainingAttempts: Self.remainingAttempts(decisionPlan, failures: failures)
                 )
                 return (decision, planned, prepared)

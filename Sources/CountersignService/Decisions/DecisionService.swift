@@ -58,91 +58,51 @@ public struct DecisionService: Sendable {
         try challenge.validate()
         let space = challenge.protectionSpace.normalized
         let tls = try PresentedTLS.parse(challenge)
-        var verdicts = TrustVerdicts()
-        var countedRejection: UUID?
-        var retryExamined = false
-        for _ in 0..<Self.attempts {
-            let session = try await cache.session(asker.sessionID, tenantID: asker.tenantID)
-            let now = Date()
-            guard session.session.isActive(at: now) else {
-                throw CountersignError(.sessionInvalidated, "the session is invalidated; open a new one")
-            }
-            if !retryExamined {
-                retryExamined = true
-                if let rejected = try await countRetry(challenge, space: space, session: session.session) {
-                    countedRejection = rejected
-                    continue
-                }
-            }
-            let tenant = try await cache.tenant(asker.tenantID)
-            let inputs = DecisionInputs(
-                challenge: challenge,
-                policy: tenant.policy.policy,
-                sessionID: asker.sessionID,
-                clientID: session.session.clientId,
-                sessionMemory: session.memory,
-                credentials: session.credentials + tenant.credentials,
-                blockedUntil: tenant.blockedUntil,
-                now: now,
-                presentedChainDigest: tls.chainDigest
-            )
-            let plan = try resolve(DecisionEngine.decide(inputs), tls: tls, space: space, inputs: inputs, verdicts: &verdicts)
-            var released: ReleasedCredential?
-            var identity: ReleasedIdentity?
-            if plan.disposition == .useCredential, let credential = plan.credential {
-                switch credential.kind {
-                case .password:
-                    guard let password = try await secrets.password(of: credential) else {
-                        forget(asker)
-                        continue
-                    }
-                    released = ReleasedCredential(kind: credential.kind, user: credential.attributes.account, password: password, domain: credential.domain)
-                case .clientIdentity:
-                    guard let opened = try await identities.identity(of: credential) else {
-                        forget(asker)
-                        continue
-                    }
-                    identity = try Self.release(opened, as: credential)
-                }
-            }
-            let record = DecisionRecord(
-                tenantID: asker.tenantID,
-                sessionID: asker.sessionID,
-                clientID: session.session.clientId,
-                keyID: asker.keyID,
-                taskID: challenge.taskId,
-                space: space,
-                previousFailureCount: challenge.failureCount,
-                plan: plan,
-                releasedUser: released?.user,
-                tenantStateVersion: tenant.version,
-                sessionStateVersion: session.version
-            )
-            switch try await writer.record(record) {
-            case .stale:
-                forget(asker)
-                continue
-            case .recorded(let failures):
-                if plan.rememberInSession { cache.forgetSession(asker.sessionID) }
-                DecisionMetrics.shared.decided(plan)
-                return DecisionAnswer(
-                    decisionId: record.id,
-                    disposition: plan.disposition,
-                    credential: released,
-                    persistence: plan.persistence,
-                    scope: plan.scope,
-                    remainingAttempts: Self.remainingAttempts(plan, failures: failures),
-                    blockedUntil: plan.blockedUntil,
-                    rule: plan.rule,
-                    source: plan.source,
-                    reason: plan.reason,
-                    countedRejection: countedRejection,
-                    identity: identity,
-                    trust: plan.trust
-                )
-            }
+        let session = try await cache.session(asker.sessionID, tenantID: asker.tenantID)
+        guard session.session.isActive(at: Date()) else {
+            throw CountersignError(.sessionInvalidated, "the session is invalidated; open a new one")
         }
-        throw CountersignError(.serviceBusy, "the tenant's policy or credentials kept changing during the decision; retry")
+        let countedRejection = try await countRetry(challenge, space: space, session: session.session)
+        // Trust evaluations are kept across the attempts of one decision: a chain judged once
+        // is not judged again because the policy state moved.
+        var verdicts = TrustVerdicts()
+        let (decision, planned, _) = try await decideAndRecord(
+            taskID: challenge.taskId,
+            kind: "challenge",
+            previousFailureCount: challenge.failureCount,
+            for: asker,
+            plan: { state in
+                let inputs = DecisionInputs(
+                    challenge: challenge,
+                    policy: state.tenant.policy.policy,
+                    sessionID: asker.sessionID,
+                    clientID: state.session.session.clientId,
+                    sessionMemory: state.session.memory,
+                    credentials: state.session.credentials + state.tenant.credentials,
+                    blockedUntil: state.tenant.blockedUntil,
+                    now: state.now,
+                    presentedChainDigest: tls.chainDigest
+                )
+                return ChallengePlan(space: space, plan: try resolve(DecisionEngine.decide(inputs), tls: tls, space: space, inputs: inputs, verdicts: &verdicts))
+            },
+            prepare: { _, _ in }
+        )
+        let plan = planned.plan
+        return DecisionAnswer(
+            decisionId: decision.id,
+            disposition: plan.disposition,
+            credential: decision.released,
+            persistence: plan.persistence,
+            scope: plan.scope,
+            remainingAttempts: decision.remainingAttempts,
+            blockedUntil: plan.blockedUntil,
+            rule: plan.rule,
+            source: plan.source,
+            reason: plan.reason,
+            countedRejection: countedRejection,
+            identity: decision.identity,
+            trust: plan.trust
+        )
     }
 
     /// What the policy would answer, from fresh state, without recording anything or
@@ -263,11 +223,6 @@ public struct DecisionService: Sendable {
         } catch {
             throw CountersignError(.internalError, "the client identity could not be packaged")
         }
-    }
-
-    private func forget(_ asker: Asker) {
-        cache.forgetTenant(asker.tenantID)
-        cache.forgetSession(asker.sessionID)
     }
 
     static func remainingAttempts(_ plan: DecisionPlan, failures: Int) -> Int? {

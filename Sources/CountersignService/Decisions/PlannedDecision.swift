@@ -11,3 +11,9 @@ public protocol PlannedDecision: Sendable {
 }
 
 extension ResponsePlan: PlannedDecision {}
+
+/// The plan for a forwarded challenge.
+struct ChallengePlan: PlannedDecision {
+    let space: ProtectionSpace
+    let plan: DecisionPlan
+}
