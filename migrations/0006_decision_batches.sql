@@ -1,0 +1,104 @@
+-- Decisions are recorded in batches (group commit, see DecisionWriter), each batch by one call
+-- of record_decisions: one statement, so one round trip and one implicit transaction, instead
+-- of a transaction of six to eight statements.
+
+-- The decisions table is an append-only log written only by record_decisions, which holds the
+-- tenant and session rows of every decision it inserts locked (FOR SHARE or stronger) while it
+-- inserts, and no tenant or session row is ever deleted. The foreign keys' per-row triggers
+-- checked that again at a fifth of the cost of the whole insert.
+ALTER TABLE decisions
+    DROP CONSTRAINT decisions_tenant_id_fkey,
+    DROP CONSTRAINT decisions_session_id_fkey;
+
+-- batch: one object per decision (DecisionWriter.rows: the decisions columns plus batch_index,
+-- tenant_version and session_version (the state the decision was made from), asks_policy (it
+-- was decided by the policy, not by the session's memory), memory_key, and memory (the answer
+-- the session remembers from now on, or null)).
+--
+-- A decision is recorded only if that state is still current: its tenant and session rows are
+-- locked and their state versions compared, and a decision that asked the policy is stale when
+-- the session has meanwhile remembered an answer for its space (which it must now serve;
+-- remembering does not bump the session's version, so that one task's answer does not make
+-- every other decision of the session stale). Each statement below takes a new snapshot after
+-- the locks are held, so it sees every answer remembered by a batch that held them before.
+-- A batch that remembers answers locks its sessions for update, so that batches remembering in
+-- one session take turns; the others share the rows, so batches of one busy session commit side
+-- by side.
+--
+-- Returns, per decision, whether it was recorded and the released credential's failures so far
+-- for its protection space.
+CREATE FUNCTION record_decisions(batch jsonb, session_ids uuid[], tenant_ids uuid[], remembers boolean)
+RETURNS TABLE (batch_index int, recorded boolean, failures int)
+LANGUAGE plpgsql AS $$
+DECLARE
+    live_sessions uuid[];
+    live_session_versions bigint[];
+    live_tenants uuid[];
+    live_tenant_versions bigint[];
+BEGIN
+    -- Locks in the order every transaction takes them: sessions, decisions, counters, tenants.
+    IF remembers THEN
+        SELECT coalesce(array_agg(s.id), '{}'), coalesce(array_agg(s.state_version), '{}')
+        INTO live_sessions, live_session_versions
+        FROM (SELECT id, state_version, invalidated_at, expires_at FROM sessions
+              WHERE id = ANY(session_ids) ORDER BY id FOR NO KEY UPDATE) s
+        WHERE s.invalidated_at IS NULL AND s.expires_at > now();
+    ELSE
+        SELECT coalesce(array_agg(s.id), '{}'), coalesce(array_agg(s.state_version), '{}')
+        INTO live_sessions, live_session_versions
+        FROM (SELECT id, state_version, invalidated_at, expires_at FROM sessions
+              WHERE id = ANY(session_ids) ORDER BY id FOR SHARE) s
+        WHERE s.invalidated_at IS NULL AND s.expires_at > now();
+    END IF;
+    SELECT coalesce(array_agg(t.id), '{}'), coalesce(array_agg(t.state_version), '{}')
+    INTO live_tenants, live_tenant_versions
+    FROM (SELECT id, state_version FROM tenants WHERE id = ANY(tenant_ids) ORDER BY id FOR SHARE) t;
+
+    RETURN QUERY
+    WITH input AS (
+        SELECT * FROM jsonb_to_recordset(batch) AS d(batch_index int, id uuid, tenant_id uuid, session_id uuid,
+            client_id text, key_id uuid, task_id text, kind text, space_key text, host text, port int, protocol text,
+            realm text, authentication_method text, is_proxy boolean, previous_failure_count int, disposition text,
+            persistence text, scope text, source text, reason text, rule_id text, rule_name text, credential_id uuid,
+            released_user text, max_failures int, block_seconds int, block_increment_seconds int,
+            max_block_seconds int, blocked_until timestamptz, tenant_version bigint, session_version bigint,
+            asks_policy boolean, memory_key text, memory jsonb)
+    ), verdict AS (
+        SELECT i.*, (
+            tv.version IS NOT DISTINCT FROM i.tenant_version AND sv.version IS NOT DISTINCT FROM i.session_version
+            AND NOT (i.asks_policy AND EXISTS (
+                SELECT 1 FROM session_memory m WHERE m.session_id = i.session_id AND m.space_key = i.memory_key))
+        ) AS is_current
+        FROM input i
+        LEFT JOIN unnest(live_tenants, live_tenant_versions) AS tv(id, version) ON tv.id = i.tenant_id
+        LEFT JOIN unnest(live_sessions, live_session_versions) AS sv(id, version) ON sv.id = i.session_id
+    ), inserted AS (
+        INSERT INTO decisions (id, tenant_id, session_id, client_id, key_id, task_id, kind, space_key, host, port,
+            protocol, realm, authentication_method, is_proxy, previous_failure_count, disposition, persistence, scope,
+            source, reason, rule_id, rule_name, credential_id, released_user, max_failures, block_seconds,
+            block_increment_seconds, max_block_seconds, blocked_until)
+        SELECT v.id, v.tenant_id, v.session_id, v.client_id, v.key_id, v.task_id, v.kind, v.space_key, v.host, v.port,
+            v.protocol, v.realm, v.authentication_method, v.is_proxy, v.previous_failure_count, v.disposition,
+            v.persistence, v.scope, v.source, v.reason, v.rule_id, v.rule_name, v.credential_id, v.released_user,
+            v.max_failures, v.block_seconds, v.block_increment_seconds, v.max_block_seconds, v.blocked_until
+        FROM verdict v WHERE v.is_current
+    ), remembered AS (
+        -- One answer per session and space: the batch's last, as a later decision would find it.
+        INSERT INTO session_memory (session_id, space_key, disposition, credential_id, persistence, rule_id,
+            rule_name, max_failures, blocked_disposition, trust_evaluation)
+        SELECT DISTINCT ON (v.session_id, v.memory ->> 'space_key')
+            v.session_id, v.memory ->> 'space_key', v.memory ->> 'disposition', (v.memory ->> 'credential_id')::uuid,
+            v.memory ->> 'persistence', v.memory ->> 'rule_id', v.memory ->> 'rule_name',
+            (v.memory ->> 'max_failures')::int, v.memory ->> 'blocked_disposition',
+            nullif(v.memory -> 'trust_evaluation', 'null'::jsonb)
+        FROM verdict v WHERE v.is_current AND v.memory IS NOT NULL AND v.memory <> 'null'::jsonb
+        ORDER BY v.session_id, v.memory ->> 'space_key', v.batch_index DESC
+        ON CONFLICT (session_id, space_key) DO NOTHING
+    )
+    SELECT v.batch_index, v.is_current, coalesce(rc.failures, 0)
+    FROM verdict v
+    LEFT JOIN rejection_counters rc
+        ON v.is_current AND rc.tenant_id = v.tenant_id AND rc.credential_id = v.credential_id AND rc.space_key = v.space_key
+    ORDER BY v.batch_index;
+END
+$$;
