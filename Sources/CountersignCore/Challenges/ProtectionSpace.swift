@@ -89,9 +89,23 @@ public struct ProtectionSpace: Codable, Hashable, Sendable {
         return key
     }
 
+    /// Looks at bytes while the host is ASCII (it nearly always is) and at characters otherwise,
+    /// where Unicode decides what whitespace is.
+    static func hasWhitespaceOrSlash(_ host: String) -> Bool {
+        var ascii = true
+        for byte in host.utf8 {
+            if byte >= 0x80 {
+                ascii = false
+                break
+            }
+            if byte == UInt8(ascii: "/") || byte == 0x20 || (0x09...0x0D).contains(byte) { return true }
+        }
+        return !ascii && host.contains { $0.isWhitespace || $0 == "/" }
+    }
+
     /// Checks the parts of a space a client sends.
     public func validate() throws {
-        guard !host.isEmpty, host.utf8.count <= 253, !host.contains(where: { $0.isWhitespace || $0 == "/" }) else {
+        guard !host.isEmpty, host.utf8.count <= 253, !Self.hasWhitespaceOrSlash(host) else {
             throw CountersignError(.invalidField, "'protectionSpace.host' must be a host name or address")
         }
         try Validation.range(port, 0...65535, field: "protectionSpace.port")

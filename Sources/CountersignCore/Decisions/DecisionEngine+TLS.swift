@@ -49,13 +49,13 @@ extension DecisionEngine {
         let named = action.identityId?.lowercased()
         let candidates: [Credential]
         if let named {
-            candidates = identities.filter { $0.id.uuidString.lowercased() == named }
+            candidates = identities.filter { $0.id.text.lowercased() == named }
         } else {
             candidates = identities.sorted { lhs, rhs in
                 let left = lhs.certificate!, right = rhs.certificate!
                 if left.notAfter != right.notAfter { return left.notAfter > right.notAfter }
                 if lhs.createdAt != rhs.createdAt { return lhs.createdAt < rhs.createdAt }
-                return lhs.id.uuidString < rhs.id.uuidString
+                return lhs.id.text < rhs.id.text
             }
         }
         let valid = candidates.filter { $0.certificate!.isValid(at: inputs.now) }

@@ -179,7 +179,7 @@ public enum DecisionEngine {
     private static func candidates(for space: ProtectionSpace, action: RuleAction, inputs: DecisionInputs) -> [Credential] {
         if let id = action.credentialId?.lowercased() {
             return inputs.credentials.filter {
-                $0.kind == .password && $0.id.uuidString.lowercased() == id && $0.attributes.isProxy == space.isProxy
+                $0.kind == .password && $0.id.text.lowercased() == id && $0.attributes.isProxy == space.isProxy
             }
         }
         return inputs.credentials
@@ -196,7 +196,7 @@ public enum DecisionEngine {
                 if lhs.owner.precedence != rhs.owner.precedence { return lhs.owner.precedence < rhs.owner.precedence }
                 if lhs.attributes.specificity != rhs.attributes.specificity { return lhs.attributes.specificity > rhs.attributes.specificity }
                 if lhs.updatedAt != rhs.updatedAt { return lhs.updatedAt > rhs.updatedAt }
-                return lhs.id.uuidString < rhs.id.uuidString
+                return lhs.id.text < rhs.id.text
             }
     }
 }

@@ -28,7 +28,7 @@ public enum SecurityCheckPayload {
     /// characters for the admin listing; `nil` when the payload carries none.
     public static func failureMessage(in payload: JSONValue) -> String? {
         guard let text = payload["failure"]?.stringValue, !text.isEmpty else { return nil }
-        let cleaned = String(text.unicodeScalars.filter { $0.properties.generalCategory != .control }.map(Character.init))
+        let cleaned = String(text.unicodeScalars.filter { !Validation.isControl($0) }.map(Character.init))
         return cleaned.count > 200 ? String(cleaned.prefix(200)) : cleaned
     }
 }

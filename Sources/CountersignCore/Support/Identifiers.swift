@@ -1,18 +1,10 @@
-/// UUIDs as text, checked without Foundation.
+public import Foundation
+
+/// UUIDs as text, checked without parsing them.
 public enum UUIDText {
     /// Whether `text` is a UUID in the 8-4-4-4-12 hex form.
     public static func isValid(_ text: String) -> Bool {
-        let bytes = Array(text.utf8)
-        guard bytes.count == 36 else { return false }
-        for (index, byte) in bytes.enumerated() {
-            if [8, 13, 18, 23].contains(index) {
-                guard byte == UInt8(ascii: "-") else { return false }
-            } else {
-                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte | 0x20)
-                else { return false }
-            }
-        }
-        return true
+        UUID(text: text) != nil
     }
 }
 
@@ -26,5 +18,73 @@ public enum Base64Text {
         let padding = bytes.reversed().prefix(while: { $0 == UInt8(ascii: "=") }).count
         guard padding <= 2, bytes.dropLast(padding).allSatisfy(alphabet.contains) else { return nil }
         return bytes.count / 4 * 3 - padding
+    }
+}
+
+extension UUID {
+    private static let hexDigits = Array("0123456789ABCDEF".utf8)
+
+    /// A random (version 4) UUID from the system's generator. Foundation's `UUID.random()` on Linux
+    /// opens /dev/urandom for every one, a file descriptor per decision.
+    public static func random() -> UUID {
+        var generator = SystemRandomNumberGenerator()
+        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &bytes) { buffer in
+            buffer.storeBytes(of: generator.next() as UInt64, toByteOffset: 0, as: UInt64.self)
+            buffer.storeBytes(of: generator.next() as UInt64, toByteOffset: 8, as: UInt64.self)
+            buffer[6] = buffer[6] & 0x0F | 0x40
+            buffer[8] = buffer[8] & 0x3F | 0x80
+        }
+        return UUID(uuid: bytes)
+    }
+
+    /// The same text as `uuidString` (upper case, 8-4-4-4-12), which goes through `sprintf` on
+    /// Linux.
+    public var text: String {
+        withUnsafeBytes(of: uuid) { bytes in
+            String(unsafeUninitializedCapacity: 36) { out in
+                var position = 0
+                for (index, byte) in bytes.enumerated() {
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        out[position] = UInt8(ascii: "-")
+                        position += 1
+                    }
+                    out[position] = Self.hexDigits[Int(byte >> 4)]
+                    out[position + 1] = Self.hexDigits[Int(byte & 0x0F)]
+                    position += 2
+                }
+                return position
+            }
+        }
+    }
+
+    /// Parses the 8-4-4-4-12 hex form in either case, as `UUID(uuidString:)` does through
+    /// `sscanf` on Linux.
+    @inlinable
+    public init?(text: some StringProtocol) {
+        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let parsed = withUnsafeMutableBytes(of: &bytes) { buffer -> Bool in
+            var utf8 = text.utf8.makeIterator()
+            for index in 0..<16 {
+                if index == 4 || index == 6 || index == 8 || index == 10 {
+                    guard utf8.next() == UInt8(ascii: "-") else { return false }
+                }
+                guard let high = utf8.next().flatMap(Self.hexValue), let low = utf8.next().flatMap(Self.hexValue) else { return false }
+                buffer[index] = high << 4 | low
+            }
+            return utf8.next() == nil
+        }
+        guard parsed else { return nil }
+        self.init(uuid: bytes)
+    }
+
+    @usableFromInline
+    static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 }

@@ -9,7 +9,15 @@ public struct JSONObjectText: Sendable {
 
     /// The finished object.
     public var text: String {
-        String(decoding: bytes + [UInt8(ascii: "}")], as: UTF8.self)
+        var finished = bytes
+        finished.append(UInt8(ascii: "}"))
+        return String(decoding: finished, as: UTF8.self)
+    }
+
+    /// Appends the finished object to `output`.
+    func write(to output: inout [UInt8]) {
+        output.append(contentsOf: bytes)
+        output.append(UInt8(ascii: "}"))
     }
 
     public mutating func add(_ key: String, _ value: String?) {
@@ -52,7 +60,12 @@ public struct JSONObjectText: Sendable {
     static func appendString(_ value: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         let utf8 = value.utf8
-        if !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+        var plain = true
+        for byte in utf8 where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+            plain = false
+            break
+        }
+        if plain {
             bytes.append(contentsOf: utf8)
             bytes.append(UInt8(ascii: "\""))
             return
@@ -76,17 +89,22 @@ public struct JSONObjectText: Sendable {
 
 /// A JSON array of objects built with `JSONObjectText`.
 public struct JSONArrayText: Sendable {
-    private var elements: [String] = []
+    private var bytes: [UInt8] = [UInt8(ascii: "[")]
 
     public init() {}
 
     public mutating func append(_ object: JSONObjectText) {
-        elements.append(object.text)
+        if !isEmpty { bytes.append(UInt8(ascii: ",")) }
+        object.write(to: &bytes)
     }
 
-    public var isEmpty: Bool { elements.isEmpty }
+    public var isEmpty: Bool { bytes.count == 1 }
 
-    public var text: String { "[" + elements.joined(separator: ",") + "]" }
+    public var text: String {
+        var finished = bytes
+        finished.append(UInt8(ascii: "]"))
+        return String(decoding: finished, as: UTF8.self)
+    }
 }
 
 /// A value read from one JSON scalar (a string enum, say), which strict request decoding can

@@ -3,10 +3,10 @@ public enum Validation {
     /// A human-chosen name or label: 1 to `maxLength` characters, no control characters.
     @discardableResult
     public static func name(_ value: String, field: String, maxLength: Int = 200) throws -> String {
-        guard !value.isEmpty, value.count <= maxLength else {
+        guard !value.isEmpty, fits(value, maxLength) else {
             throw CountersignError(.invalidField, "'\(field)' must be 1 to \(maxLength) characters")
         }
-        guard !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        guard !containsControlCharacters(value) else {
             throw CountersignError(.invalidField, "'\(field)' must not contain control characters")
         }
         return value
@@ -15,13 +15,29 @@ public enum Validation {
     /// Free text that may be empty: at most `maxLength` characters, no control characters.
     @discardableResult
     public static func text(_ value: String, field: String, maxLength: Int) throws -> String {
-        guard value.count <= maxLength else {
+        guard fits(value, maxLength) else {
             throw CountersignError(.invalidField, "'\(field)' must be at most \(maxLength) characters")
         }
-        guard !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        guard !containsControlCharacters(value) else {
             throw CountersignError(.invalidField, "'\(field)' must not contain control characters")
         }
         return value
+    }
+
+    /// At most `maxLength` characters. Counting characters means finding grapheme boundaries,
+    /// which every request would pay for; no string has more characters than UTF-8 bytes.
+    static func fits(_ value: String, _ maxLength: Int) -> Bool {
+        value.utf8.count <= maxLength || value.count <= maxLength
+    }
+
+    static func containsControlCharacters(_ value: String) -> Bool {
+        value.unicodeScalars.contains(where: isControl)
+    }
+
+    /// A control character (general category Cc: U+0000-U+001F and U+007F-U+009F), known
+    /// without looking up the scalar's properties.
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 
     /// An integer within `range`.

@@ -7,6 +7,7 @@ public struct APIKeyToken: Sendable, Hashable {
     public static let scheme = "csk"
     /// Lookup ids are this many characters of the alphabet below.
     public static let lookupIDLength = 12
+    @usableFromInline
     static let lookupAlphabet = Array("abcdefghijkmnpqrstuvwxyz23456789".utf8)
 
     public let lookupID: String
@@ -28,14 +29,20 @@ public struct APIKeyToken: Sendable, Hashable {
     }
 
     /// Parses a presented bearer token; `nil` when it cannot be a Countersign key at all.
+    @inlinable
     public init?(parsing text: some StringProtocol) {
-        let parts = text.split(separator: "_", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0] == Self.scheme,
-            parts[1].utf8.count == Self.lookupIDLength,
-            parts[1].utf8.allSatisfy(Self.lookupAlphabet.contains),
-            parts[2].utf8.count >= 32, parts[2].utf8.count <= 256
+        // csk_<lookup id>_<secret>; the secret is base64url, so it may hold more underscores.
+        let utf8 = text.utf8
+        guard let first = utf8.firstIndex(of: UInt8(ascii: "_")),
+            let second = utf8[utf8.index(after: first)...].firstIndex(of: UInt8(ascii: "_"))
         else { return nil }
-        self.init(lookupID: String(parts[1]), secret: String(parts[2]))
+        let lookup = utf8[utf8.index(after: first)..<second]
+        let secret = utf8[utf8.index(after: second)...]
+        guard utf8[..<first].elementsEqual(Self.scheme.utf8),
+            lookup.count == Self.lookupIDLength, lookup.allSatisfy(Self.lookupAlphabet.contains),
+            (32...256).contains(secret.count)
+        else { return nil }
+        self.init(lookupID: String(decoding: lookup, as: UTF8.self), secret: String(decoding: secret, as: UTF8.self))
     }
 
     /// The public, listable part: `csk_<lookup id>`.

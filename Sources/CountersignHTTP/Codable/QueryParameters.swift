@@ -16,7 +16,7 @@ struct QueryParameters {
 
     func uuid(_ name: String) throws -> UUID? {
         guard let text = string(name) else { return nil }
-        guard let id = UUID(uuidString: text) else { throw CountersignError(.invalidQuery, "'\(name)' must be a UUID") }
+        guard let id = UUID(text: text) else { throw CountersignError(.invalidQuery, "'\(name)' must be a UUID") }
         return id
     }
 

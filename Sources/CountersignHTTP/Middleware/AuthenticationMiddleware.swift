@@ -28,7 +28,7 @@ struct AuthenticationMiddleware: RouterMiddleware {
             case .operator:
                 context.logger[metadataKey: "principal"] = "operator"
             case .tenantKey(let key):
-                context.logger[metadataKey: "tenant"] = .string(key.tenantID.uuidString.lowercased())
+                context.logger[metadataKey: "tenant"] = .string(key.tenantID.text.lowercased())
                 context.logger[metadataKey: "key"] = .string(key.prefix)
             }
         }

@@ -145,9 +145,9 @@ extension DecisionAnswer: JSONTextRepresentable {
     public var jsonText: String {
         var object = JSONObjectText()
         object.add("blockedUntil", blockedUntil.map { $0.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)) })
-        object.add("countedRejection", countedRejection?.uuidString)
+        object.add("countedRejection", countedRejection?.text)
         object.add("credential", json: credentialJSONText)
-        object.add("decisionId", decisionId.uuidString)
+        object.add("decisionId", decisionId.text)
         object.add("disposition", disposition.rawValue)
         object.add("evaluation", json: trust.flatMap(Self.encoded))
         object.add("persistence", persistence.rawValue)

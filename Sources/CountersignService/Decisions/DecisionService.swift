@@ -120,7 +120,7 @@ public struct DecisionService: Sendable {
         let inputs = DecisionInputs(
             challenge: challenge,
             policy: tenant.policy.policy,
-            sessionID: sessionID ?? UUID(),
+            sessionID: sessionID ?? UUID.random(),
             clientID: session?.session.clientId ?? clientID,
             sessionMemory: session?.memory ?? [:],
             credentials: (session?.credentials ?? []) + tenant.credentials,

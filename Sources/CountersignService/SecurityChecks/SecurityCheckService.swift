@@ -45,7 +45,7 @@ public struct SecurityCheckService: Sendable {
             var drafts: [Draft] = []
             for name in pending {
                 let handler = policy.securityCheckHandler(named: name)
-                let credentialID = handler?.credentialId.flatMap { UUID(uuidString: $0) }
+                let credentialID = handler?.credentialId.flatMap { UUID(text: $0) }
                 if let handler, handler.action == .submitChallengeAnswer, challenged[name] == nil {
                     // Once per request: the server's challenge puts the client in the attempting state.
                     challenged[name] = try await store.challenged(

@@ -23,7 +23,7 @@ enum RejectionCounting {
                 total_rejections = rc.total_rejections + 1, last_rejection_at = now(), updated_at = now()
             RETURNING rc.id, rc.failures, rc.blocks, rc.blocked_until > now() AS blocked, rc.blocked_until
             """,
-            [.uuid(UUID()), .uuid(tenantID), .uuid(credentialID), .text(spaceKey)]
+            [.uuid(UUID.random()), .uuid(tenantID), .uuid(credentialID), .text(spaceKey)]
         ).rows[0]
         let counterID: UUID = try counter.decode("id")
         let failures: Int = try counter.decode("failures")

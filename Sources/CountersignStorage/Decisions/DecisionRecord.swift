@@ -28,7 +28,7 @@ public struct DecisionRecord: Sendable {
     var memoryKey: String { plan.memoryKey ?? spaceKey }
 
     public init(
-        id: UUID = UUID(),
+        id: UUID = UUID.random(),
         tenantID: UUID,
         sessionID: UUID,
         clientID: String,

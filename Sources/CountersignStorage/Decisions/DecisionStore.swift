@@ -202,7 +202,7 @@ public struct DecisionStore: Sendable {
     }
 
     static func cursor(at: String, id: UUID) -> String {
-        Data("\(at)|\(id.uuidString.lowercased())".utf8).base64EncodedString()
+        Data("\(at)|\(id.text.lowercased())".utf8).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
@@ -210,7 +210,7 @@ public struct DecisionStore: Sendable {
         var base64 = cursor.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
         guard cursor.count <= 200, let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8),
-            let separator = text.lastIndex(of: "|"), let id = UUID(uuidString: String(text[text.index(after: separator)...])),
+            let separator = text.lastIndex(of: "|"), let id = UUID(text: String(text[text.index(after: separator)...])),
             Timestamps.isPostgresTimestamp(text[..<separator])
         else {
             throw CountersignError(.invalidQuery, "'cursor' is not a cursor this service gave out")

@@ -101,8 +101,8 @@ public final class DecisionWriter: Sendable {
     private func write(_ records: [DecisionRecord]) async throws -> [DecisionCommit] {
         let parameters: [PostgresValue] = [
             .json(Self.rows(records)),
-            .textArray(Set(records.map(\.sessionID)).map(\.uuidString)),
-            .textArray(Set(records.map(\.tenantID)).map(\.uuidString)),
+            .textArray(Set(records.map(\.sessionID)).map(\.text)),
+            .textArray(Set(records.map(\.tenantID)).map(\.text)),
             .bool(records.contains { $0.plan.rememberInSession }),
         ]
         return try await pool.withConnection { connection in
@@ -130,11 +130,11 @@ public final class DecisionWriter: Sendable {
             row.add("asks_policy", plan.source == .policy || plan.source == .noMatchingRule)
             row.add("memory_key", record.memoryKey)
             row.add("memory", json: plan.memoryEntry(spaceKey: record.spaceKey).map(memoryJSON))
-            row.add("id", record.id.uuidString)
-            row.add("tenant_id", record.tenantID.uuidString)
-            row.add("session_id", record.sessionID.uuidString)
+            row.add("id", record.id.text)
+            row.add("tenant_id", record.tenantID.text)
+            row.add("session_id", record.sessionID.text)
             row.add("client_id", record.clientID)
-            row.add("key_id", record.keyID.uuidString)
+            row.add("key_id", record.keyID.text)
             row.add("task_id", record.taskID)
             row.add("kind", record.kind)
             row.add("space_key", record.spaceKey)
@@ -152,7 +152,7 @@ public final class DecisionWriter: Sendable {
             row.add("reason", plan.reason)
             row.add("rule_id", plan.rule?.id)
             row.add("rule_name", plan.rule?.name)
-            row.add("credential_id", plan.credential?.id.uuidString)
+            row.add("credential_id", plan.credential?.id.text)
             row.add("released_user", record.releasedUser)
             row.add("max_failures", plan.maxFailures)
             row.add("block_seconds", plan.blockSchedule?.seconds)
@@ -169,7 +169,7 @@ public final class DecisionWriter: Sendable {
         var row = JSONObjectText()
         row.add("space_key", entry.spaceKey)
         row.add("disposition", entry.disposition.rawValue)
-        row.add("credential_id", entry.credentialID?.uuidString)
+        row.add("credential_id", entry.credentialID?.text)
         row.add("persistence", entry.persistence.rawValue)
         row.add("rule_id", entry.ruleID)
         row.add("rule_name", entry.ruleName)

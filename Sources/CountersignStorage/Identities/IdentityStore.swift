@@ -25,7 +25,7 @@ public struct IdentityStore: Sendable {
     /// Stores `identity` for the tenant. The same certificate twice is `identity_exists`.
     public func create(tenantID: UUID, identity: ClientIdentity, label: String?, actor: String) async throws -> Credential {
         let key = try await vault.key(for: tenantID)
-        let id = UUID()
+        let id = UUID.random()
         var pkcs8: [UInt8]
         do {
             pkcs8 = try identity.privateKey.pkcs8DER
@@ -83,7 +83,7 @@ public struct IdentityStore: Sendable {
             let existing = try await list(tenantID: tenantID).first { $0.certificate?.sha256Fingerprint == leaf.sha256Fingerprint }
             throw CountersignError(
                 .identityExists,
-                "this certificate is already identity \(existing?.id.uuidString.lowercased() ?? "of this tenant"); delete it first to replace it"
+                "this certificate is already identity \(existing?.id.text.lowercased() ?? "of this tenant"); delete it first to replace it"
             )
         }
     }
@@ -118,7 +118,7 @@ public struct IdentityStore: Sendable {
                 [.uuid(tenantID), .uuid(id)]
             ).count > 0 else { return false }
             if let policy = try PolicyStore.current(tenantID: tenantID, lock: true, on: connection),
-                let rule = policy.policy.rules.first(where: { $0.then.identityId?.lowercased() == id.uuidString.lowercased() })
+                let rule = policy.policy.rules.first(where: { $0.then.identityId?.lowercased() == id.text.lowercased() })
             {
                 throw CountersignError(.identityInUse, "policy rule '\(rule.id)' names this identity; change the policy first")
             }

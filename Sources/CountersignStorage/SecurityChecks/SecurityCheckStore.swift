@@ -108,7 +108,7 @@ public struct SecurityCheckStore: Sendable {
             ).rows.first
             guard let answer else {
                 if let decisionID {
-                    throw CountersignError(.securityCheckNotAnswered, "decision \(decisionID.uuidString.lowercased()) is not an answer to '\(securityCheck)' in this session")
+                    throw CountersignError(.securityCheckNotAnswered, "decision \(decisionID.text.lowercased()) is not an answer to '\(securityCheck)' in this session")
                 }
                 throw CountersignError(.securityCheckNotAnswered, "no answer to '\(securityCheck)' was given in this session")
             }

@@ -23,7 +23,7 @@ public struct SessionStore: Sendable {
                 VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6))
                 RETURNING \(Self.columns)
                 """,
-                [.uuid(UUID()), .uuid(tenantID), .text(clientID), PostgresValue(label), .uuid(keyID), .int(ttlSeconds)]
+                [.uuid(UUID.random()), .uuid(tenantID), .text(clientID), PostgresValue(label), .uuid(keyID), .int(ttlSeconds)]
             )
             return try Self.session(from: rows.rows[0])
         }
@@ -99,7 +99,7 @@ public struct SessionStore: Sendable {
 
     static func dropMemory(of sessionIDs: [UUID], on connection: PostgresConnection) throws {
         guard !sessionIDs.isEmpty else { return }
-        let ids = PostgresValue.textArray(sessionIDs.map { $0.uuidString.lowercased() })
+        let ids = PostgresValue.textArray(sessionIDs.map { $0.text.lowercased() })
         try connection.execute("DELETE FROM session_memory WHERE session_id = ANY($1::uuid[])", [ids])
         let credentials = try connection.query(
             "DELETE FROM credentials WHERE owner = 'session' AND owner_session_id = ANY($1::uuid[]) RETURNING id",

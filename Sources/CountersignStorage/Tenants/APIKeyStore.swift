@@ -20,7 +20,7 @@ public struct APIKeyStore: Sendable {
         var recorded: String {
             switch self {
             case .operator: "operator"
-            case .key(let id): id.uuidString.lowercased()
+            case .key(let id): id.text.lowercased()
             }
         }
     }
@@ -40,7 +40,7 @@ public struct APIKeyStore: Sendable {
 
     /// Creates a key for an existing tenant; `nil` when the tenant does not exist.
     public func create(tenantID: UUID, name: String, role: APIKeyRole, createdBy: Creator) async throws -> Created? {
-        let id = UUID()
+        let id = UUID.random()
         let token = APIKeyToken(lookupBytes: try SecureRandom.bytes(APIKeyToken.lookupIDLength), secret: try SecureRandom.token(byteCount: 32))
         let hash = Self.hash(of: token)
         do {

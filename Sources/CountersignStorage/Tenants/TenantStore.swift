@@ -11,7 +11,7 @@ public struct TenantStore: Sendable {
     }
 
     public func create(name: String) async throws -> Tenant {
-        let id = UUID()
+        let id = UUID.random()
         do {
             return try await pool.withConnection { connection in
                 let rows = try connection.query(

@@ -1,0 +1,85 @@
+import CountersignCore
+import Foundation
+import Testing
+
+@Suite("Identifiers and input checks")
+struct IdentifierAndValidationTests {
+    @Test("UUID text matches Foundation's both ways")
+    func uuidTextMatchesFoundation() {
+        for _ in 0..<1000 {
+            let id = UUID()
+            #expect(id.text == id.uuidString)
+            #expect(UUID(text: id.uuidString) == id)
+            #expect(UUID(text: id.uuidString.lowercased()) == id)
+        }
+    }
+
+    @Test(
+        "malformed UUID text is refused as Foundation refuses it",
+        arguments: [
+            "", "E621E1F8-C36C-495A-93FC-0C247A3E6E5", "E621E1F8-C36C-495A-93FC-0C247A3E6E5F0",
+            "E621E1F8C36C-495A-93FC-0C247A3E6E5F0", "E621E1F8-C36C-495A-93FC-0C247A3E6E5G", "E621E1F8_C36C-495A-93FC-0C247A3E6E5F",
+            "{E621E1F8-C36C-495A-93FC-0C247A3E6E5F}", " E621E1F8-C36C-495A-93FC-0C247A3E6E5F", "É621E1F8-C36C-495A-93FC-0C247A3E6E5F",
+        ])
+    func malformedUUIDText(text: String) {
+        #expect(UUID(text: text) == nil)
+        #expect(UUID(uuidString: text) == nil)
+        #expect(!UUIDText.isValid(text))
+    }
+
+    @Test("random UUIDs are version 4, RFC 9562 variant, and differ")
+    func randomUUIDs() {
+        var seen = Set<UUID>()
+        for _ in 0..<1000 {
+            let id = UUID.random()
+            let bytes = withUnsafeBytes(of: id.uuid) { Array($0) }
+            #expect(bytes[6] >> 4 == 4)
+            #expect(bytes[8] >> 6 == 0b10)
+            seen.insert(id)
+        }
+        #expect(seen.count == 1000)
+    }
+
+    @Test("API key tokens: the secret may hold underscores; anything else malformed is not a key")
+    func apiKeyTokens() throws {
+        let secret = "ab_cd-" + String(repeating: "x", count: 40)
+        let token = try #require(APIKeyToken(parsing: "csk_abcdefghijkm_" + secret))
+        #expect(token.lookupID == "abcdefghijkm")
+        #expect(token.secret == secret)
+        #expect(APIKeyToken(parsing: Substring("csk_abcdefghijkm_" + secret)) == token)
+        let long = String(repeating: "y", count: 257)
+        for text in [
+            "", "csk", "csk_abcdefghijkm", "csk_abcdefghijkm_short", "csx_abcdefghijkm_" + secret, "csk_abcdefghijk_" + secret,
+            "csk_abcdefghijkl_" + secret, "csk__" + secret, "csk_abcdefghijkm_" + long,
+        ] {
+            #expect(APIKeyToken(parsing: text) == nil, "\(text)")
+        }
+    }
+
+    @Test("names and texts: lengths count characters, control characters are refused, other Unicode is fine")
+    func namesAndTexts() throws {
+        #expect(try Validation.name("é" + String(repeating: "e\u{301}", count: 199), field: "f") != "")
+        #expect(throws: CountersignError.self) { try Validation.name(String(repeating: "e", count: 201), field: "f") }
+        #expect(throws: CountersignError.self) { try Validation.name("", field: "f") }
+        for control in ["\u{0}", "\u{1F}", "\u{7F}", "\u{85}", "\u{9F}"] {
+            #expect(throws: CountersignError.self) { try Validation.name("a\(control)b", field: "f") }
+            #expect(throws: CountersignError.self) { try Validation.text("a\(control)b", field: "f", maxLength: 10) }
+        }
+        for fine in ["\u{A0}", "\u{200B}", "日本語", "🙂"] {
+            #expect(try Validation.text("a\(fine)b", field: "f", maxLength: 10) != "")
+        }
+    }
+
+    @Test("protection-space hosts: whitespace (ASCII or not) and slashes are refused")
+    func hosts() {
+        func space(_ host: String) -> ProtectionSpace {
+            ProtectionSpace(host: host, port: 443, protocolName: "https", authenticationMethod: .httpBasic)
+        }
+        for bad in ["a b", "a\tb", "a/b", "a\u{A0}b", "a\u{3000}b", "ä b", "ä/b"] {
+            #expect(throws: CountersignError.self) { try space(bad).validate() }
+        }
+        for good in ["intranet.example.com", "bücher.example", "127.0.0.1", "[::1]"] {
+            #expect(throws: Never.self) { try space(good).validate() }
+        }
+    }
+}
