@@ -91,6 +91,32 @@ struct DecisionStorageTests {
         }
     }
 
+    @Test func retentionDeletesOnlyDecisionsOlderThanTheCutoff() async throws {
+        try await StorageFixture.run { fixture in
+            let credential = try await fixture.credential()
+            let writer = DecisionWriter(pool: fixture.pool, logger: StorageFixture.logger)
+            let session = try await fixture.session()
+            var records: [DecisionRecord] = []
+            for _ in 0..<12 {
+                let record = try await fixture.releaseRecord(credential, session: session, maxFailures: 3)
+                #expect(try await writer.record(record) == .recorded(failures: 0))
+                records.append(record)
+            }
+            // Eight of them 100 days old, then more than one chunk of those per sweep.
+            let old = records.prefix(8).map(\.id.text)
+            _ = try await fixture.pool.withConnection { connection in
+                try connection.execute("UPDATE decisions SET created_at = now() - interval '100 days' WHERE id = ANY($1::uuid[])", [.textArray(old)])
+            }
+            let cutoff = Date(timeIntervalSinceNow: -90 * 86_400)
+            #expect(try await fixture.decisions.purge(madeBefore: cutoff, limit: 5) == 5)
+            #expect(try await fixture.decisions.purge(madeBefore: cutoff, limit: 5) == 3)
+            #expect(try await fixture.decisions.purge(madeBefore: cutoff, limit: 5) == 0)
+            for (index, record) in records.enumerated() {
+                #expect((try await fixture.decisions.get(tenantID: fixture.tenantID, id: record.id) == nil) == (index < 8))
+            }
+        }
+    }
+
     @Test func concurrentSweepersExpireEachSessionOnce() async throws {
         try await StorageFixture.run { fixture in
             for _ in 0..<30 { _ = try await fixture.session(ttlSeconds: 1) }

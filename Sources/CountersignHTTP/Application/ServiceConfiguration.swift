@@ -23,6 +23,8 @@ public struct ServiceConfiguration: Sendable {
     /// Decision batches written at once, each on its own pool connection. More writers let
     /// PostgreSQL flush several commits with one fsync; keep it below the pool size.
     public var decisionWriters: Int = 2
+    /// How long decision records are kept; `nil` keeps them for ever.
+    public var decisionRetention: Duration? = .seconds(90 * 86_400)
     /// How often expired sessions are swept (their memory and `forSession` credentials dropped).
     public var sessionSweepInterval: Duration = .seconds(30)
 

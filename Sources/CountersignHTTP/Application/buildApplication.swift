@@ -3,6 +3,7 @@ import CountersignService
 import CountersignStorage
 public import Hummingbird
 public import Logging
+import ServiceLifecycle
 
 /// Builds the Countersign service: the HTTP server, its routes, and the database pool it
 /// owns, all in one `ServiceGroup` so that SIGTERM drains HTTP first and closes the pool after.
@@ -72,14 +73,18 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
     securityCheckController.addClientRoutes(to: v1.group("sessions", context: ClientRequestContext.self))
     securityCheckController.addAdminRoutes(to: v1.group("security-checks", context: AdminRequestContext.self))
 
+    var services: [any Service] = [
+        pool,
+        PeriodicSweep.expiredSessions(sessionStore, every: configuration.sessionSweepInterval, logger: logger),
+        PeriodicSweep.staleNonceCounts(nonceCounts, logger: logger),
+    ]
+    if let retention = configuration.decisionRetention {
+        services.append(PeriodicSweep.oldDecisions(decisionStore, keptFor: retention, logger: logger))
+    }
     var app = Application(
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "countersign"),
-        services: [
-            pool,
-            PeriodicSweep.expiredSessions(sessionStore, every: configuration.sessionSweepInterval, logger: logger),
-            PeriodicSweep.staleNonceCounts(nonceCounts, logger: logger),
-        ],
+        services: services,
         logger: logger
     )
     if configuration.migrateAtStart {

@@ -1,4 +1,5 @@
 public import CountersignStorage
+import Foundation
 public import Logging
 public import ServiceLifecycle
 
@@ -49,6 +50,17 @@ public struct PeriodicSweep: Service {
     public static func staleNonceCounts(_ nonceCounts: DigestNonceCountStore, every interval: Duration = .seconds(600), logger: Logger) -> PeriodicSweep {
         PeriodicSweep(name: "digest nonce sweep", interval: interval, logger: logger) {
             try await nonceCounts.purge(unusedFor: 86_400)
+        }
+    }
+
+    /// Deletes the decisions older than `retention`, some thousands per tenant at a time, so
+    /// that a long backlog never holds many locks at once.
+    public static func oldDecisions(_ decisions: DecisionStore, keptFor retention: Duration, every interval: Duration = .seconds(3600), logger: Logger)
+        -> PeriodicSweep
+    {
+        PeriodicSweep(name: "decision retention sweep", interval: interval, logger: logger) {
+            let cutoff = Date(timeIntervalSinceNow: -Double(retention.components.seconds))
+            while try await decisions.purge(madeBefore: cutoff) > 0, !Task.isCancelled {}
         }
     }
 }

@@ -35,6 +35,26 @@ public struct DecisionStore: Sendable {
         public var blockedUntil: Date?
     }
 
+    /// Deletes up to `limit` decisions per tenant made before `cutoff`, oldest first, and says
+    /// how many went. Tenant by tenant, so that each deletion walks the tenant and time index
+    /// the listing uses, and the hot insert needs no index of its own for this.
+    public func purge(madeBefore cutoff: Date, limit: Int = 5000) async throws -> Int {
+        try await pool.withConnection { connection in
+            try connection.execute(
+                """
+                DELETE FROM decisions WHERE id IN (
+                    SELECT old.id FROM tenants t
+                    CROSS JOIN LATERAL (
+                        SELECT d.id FROM decisions d WHERE d.tenant_id = t.id AND d.created_at < $1
+                        ORDER BY d.created_at LIMIT $2
+                    ) old
+                )
+                """,
+                [.timestamp(cutoff), .int(limit)]
+            )
+        }
+    }
+
     public func get(tenantID: UUID, id: UUID) async throws -> DecisionEntry? {
         try await pool.withConnection { connection in
             try connection.query("SELECT \(Self.columns) FROM decisions d WHERE d.tenant_id = $1 AND d.id = $2", [.uuid(tenantID), .uuid(id)])

@@ -67,7 +67,7 @@ struct DevCommand: AsyncParsableCommand {
             migrationsDirectory: try database.resolvedMigrationsDirectory()
         )
         try http.apply(to: &configuration)
-        configuration.decisionWriters = database.decisionWriters
+        database.apply(to: &configuration)
         if configuration.masterKey == nil {
             configuration.masterKey = try MasterKey.load(fromFile: masterKeyFile)
         }

@@ -36,7 +36,7 @@ struct ServeCommand: AsyncParsableCommand {
         )
         try http.apply(to: &configuration)
         configuration.migrateAtStart = migrate
-        configuration.decisionWriters = database.decisionWriters
+        database.apply(to: &configuration)
         if configuration.operatorKey == nil {
             logger.warning("no operator key configured: the tenant API is disabled")
         }
