@@ -107,8 +107,8 @@ public struct JSONArrayText: Sendable {
     }
 }
 
-/// A value read from one JSON scalar (a string enum, say), which strict request decoding can
-/// hand to the JSON decoder directly instead of auditing its keys.
+/// A value read from one JSON scalar (a string enum, say). The request decoder audits keys
+/// natively and no longer needs this mark; it stays so that existing conformances compile.
 public protocol JSONScalarDecodable: Decodable {}
 
 /// A value that writes its own JSON (with sorted keys, as the API's other responses), for

@@ -10,18 +10,6 @@ struct JSONBody: Sendable {
     /// Largest body accepted, in bytes.
     let limit: Int
 
-    static let decoder: JSONDecoder = {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .custom { decoder in
-            let container = try decoder.singleValueContainer()
-            guard let date = Timestamp.parse(try container.decode(String.self)) else {
-                throw CountersignError(.invalidField, "\(FieldPath(decoder.codingPath)) must be an RFC 3339 date-time")
-            }
-            return date
-        }
-        return decoder
-    }()
-
     func decode<T: Decodable>(_ type: T.Type, from request: Request) async throws -> T {
         if let contentType = request.headers[.contentType], !Self.isJSON(contentType) {
             throw CountersignError(.unsupportedMediaType, "send the body as application/json")
@@ -34,12 +22,18 @@ struct JSONBody: Sendable {
         } catch let error as HTTPError where error.status == .contentTooLarge {
             throw CountersignError(.bodyTooLarge, "the request body is larger than \(limit) bytes")
         }
-        let data = Data(buffer.readableBytesView)
-        guard !data.isEmpty else {
+        return try Self.decode(type, from: Array(buffer.readableBytesView))
+    }
+
+    /// Decodes a body already read, with the same errors as a request's.
+    static func decode<T: Decodable>(_ type: T.Type, from text: [UInt8]) throws -> T {
+        guard !text.isEmpty else {
             throw CountersignError(.malformedJSON, "the request body is empty; send a JSON object")
         }
         do {
-            return try Self.decoder.decode(StrictlyDecoded<T>.self, from: data).value
+            return try JSONTreeDecoder.decode(type, from: text)
+        } catch let error as JSONSyntaxError {
+            throw CountersignError(.malformedJSON, "the request body is not valid JSON: \(error)")
         } catch let error as DecodingError {
             throw Self.describe(error)
         }
@@ -74,8 +68,8 @@ struct JSONBody: Sendable {
         switch type {
         case is String.Type, is UUID.Type, is Date.Type: "a string"
         case is Bool.Type: "a boolean"
-        case is Int.Type, is Int64.Type, is Int32.Type, is UInt16.Type, is UInt.Type: "an integer"
-        case is Double.Type, is Float.Type: "a number"
+        case is any FixedWidthInteger.Type: "an integer"
+        case is any BinaryFloatingPoint.Type: "a number"
         default:
             String(describing: type).hasPrefix("Array") ? "an array" : "an object"
         }
