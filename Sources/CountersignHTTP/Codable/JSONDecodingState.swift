@@ -117,43 +117,10 @@ final class JSONDecodingState {
     }
 
     private func uuid(at node: Int) throws -> UUID {
-        guard kind(of: node) == .string else { throw mismatch(String.self, at: node) }
-        guard let id = tree.bytes.withUnsafeBufferPointer({ bytes in
-            let string = tree.nodes[node]
-            return Self.uuid(from: UnsafeBufferPointer(rebasing: bytes[Int(string.start)..<Int(string.start + string.length)]))
-        }) else {
+        guard let id = UUID(text: try string(at: node)) else {
             throw DecodingError.dataCorrupted(context(at: node, "Attempted to decode UUID from invalid UUID string."))
         }
         return id
-    }
-
-    /// `8-4-4-4-12` hex digits in either case, the only form `UUID(uuidString:)` took.
-    static func uuid(from text: UnsafeBufferPointer<UInt8>) -> UUID? {
-        guard text.count == 36 else { return nil }
-        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        let parsed = withUnsafeMutableBytes(of: &bytes) { output in
-            var offset = 0
-            for index in 0..<16 {
-                if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
-                    guard text[offset] == UInt8(ascii: "-") else { return false }
-                    offset += 1
-                }
-                guard let high = hexValue(text[offset]), let low = hexValue(text[offset + 1]) else { return false }
-                output[index] = high << 4 | low
-                offset += 2
-            }
-            return true
-        }
-        return parsed ? UUID(uuid: bytes) : nil
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 
     private func date(at node: Int) throws -> Date {
