@@ -10,11 +10,20 @@ ALTER TABLE decisions
     DROP CONSTRAINT decisions_tenant_id_fkey,
     DROP CONSTRAINT decisions_session_id_fkey;
 
--- batch: one object per decision (DecisionWriter.rows: the decisions columns plus batch_index,
--- tenant_version and session_version (the state the decision was made from), asks_policy (it
--- was decided by the policy, not by the session's memory), memory_key, and memory (the answer
--- the session remembers from now on, or null)).
---
+-- One decision of a batch: the decisions columns, plus batch_index, tenant_version and
+-- session_version (the state the decision was made from), asks_policy (it was decided by the
+-- policy, not by the session's memory), memory_key, and memory (the answer the session remembers
+-- from now on, or null). DecisionWriter.rows writes the fields in this order. A batch arrives as
+-- an array of these in PostgreSQL's text form, which costs a fraction of the same rows as JSON.
+CREATE TYPE decision_batch_row AS (
+    batch_index int, id uuid, tenant_id uuid, session_id uuid, client_id text, key_id uuid, task_id text, kind text,
+    space_key text, host text, port int, protocol text, realm text, authentication_method text, is_proxy boolean,
+    previous_failure_count int, disposition text, persistence text, scope text, source text, reason text, rule_id text,
+    rule_name text, credential_id uuid, released_user text, max_failures int, block_seconds int,
+    block_increment_seconds int, max_block_seconds int, blocked_until timestamptz, tenant_version bigint,
+    session_version bigint, asks_policy boolean, memory_key text, memory jsonb
+);
+
 -- A decision is recorded only if that state is still current: its tenant and session rows are
 -- locked and their state versions compared, and a decision that asked the policy is stale when
 -- the session has meanwhile remembered an answer for its space (which it must now serve;
@@ -27,7 +36,7 @@ ALTER TABLE decisions
 --
 -- Returns, per decision, whether it was recorded and the released credential's failures so far
 -- for its protection space.
-CREATE FUNCTION record_decisions(batch jsonb, session_ids uuid[], tenant_ids uuid[], remembers boolean)
+CREATE FUNCTION record_decisions(batch decision_batch_row[], session_ids uuid[], tenant_ids uuid[], remembers boolean)
 RETURNS TABLE (batch_index int, recorded boolean, failures int)
 LANGUAGE plpgsql
 -- Every batch has the same shape, so the statements below need no plan of their own per call;
@@ -60,13 +69,7 @@ BEGIN
 
     RETURN QUERY
     WITH input AS (
-        SELECT * FROM jsonb_to_recordset(batch) AS d(batch_index int, id uuid, tenant_id uuid, session_id uuid,
-            client_id text, key_id uuid, task_id text, kind text, space_key text, host text, port int, protocol text,
-            realm text, authentication_method text, is_proxy boolean, previous_failure_count int, disposition text,
-            persistence text, scope text, source text, reason text, rule_id text, rule_name text, credential_id uuid,
-            released_user text, max_failures int, block_seconds int, block_increment_seconds int,
-            max_block_seconds int, blocked_until timestamptz, tenant_version bigint, session_version bigint,
-            asks_policy boolean, memory_key text, memory jsonb)
+        SELECT * FROM unnest(batch)
     ), verdict AS (
         -- Array lookups rather than joins: a batch has a handful of sessions and tenants, and a
         -- hash join would build two tables per batch for them.

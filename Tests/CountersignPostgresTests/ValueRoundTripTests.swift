@@ -235,4 +235,38 @@ struct ValueRoundTripTests {
         #expect(try result.map { try $0.decode("double", as: Int.self) } == [2, 4, 6])
         #expect(result.affectedRows == 3)
     }
+
+    @Test("arrays of records: every field comes back as it went, whatever it holds")
+    func recordArrays() async throws {
+        let hostile = Self.texts + ["(", ")", ",", "{", "}", "\"\"", "\\\"", " leading", "trailing ", "a,b", "(x,y)", "{\"a\": [1, \"b\"]}"]
+        var rows: [(String?, Int64?, Bool?, String?)] = []
+        for (index, text) in hostile.enumerated() {
+            rows.append((text, Int64(index) - 3, index % 2 == 0, nil))
+            rows.append((nil, nil, nil, text))
+        }
+        rows.append((nil, Int64.min, false, ""))
+        var array = PostgresRecordArrayText()
+        for row in rows {
+            array.startRecord()
+            array.add(row.0)
+            array.add(row.1)
+            array.add(row.2)
+            array.add(row.3)
+        }
+        let text = array.text
+        let back = try await Self.sharedPool.value.withTransaction { connection in
+            try connection.execute("CREATE TEMP TABLE round_trip (t text, i int8, b boolean, n text) ON COMMIT DROP")
+            return try connection.query(
+                "SELECT r.t, r.i, r.b, r.n FROM unnest($1::round_trip[]) WITH ORDINALITY AS r(t, i, b, n, position) ORDER BY position",
+                [.text(text)]
+            ).map { row in
+                (try row.decode("t", as: String?.self), try row.decode("i", as: Int64?.self), try row.decode("b", as: Bool?.self), try row.decode("n", as: String?.self))
+            }
+        }
+        #expect(back.count == rows.count)
+        for (sent, received) in zip(rows, back) {
+            #expect(sent.0 == received.0 && sent.1 == received.1 && sent.2 == received.2 && sent.3 == received.3, "\(sent) came back as \(received)")
+        }
+        #expect(try await select("SELECT cardinality($1::text[]) AS v", [.text(PostgresRecordArrayText().text)], as: Int.self) == 0)
+    }
 }

@@ -3,7 +3,7 @@
 ///
 /// A struct over the string rather than an enum: a client may forward a method this version
 /// does not know, and the answer to that is `performDefaultHandling`, never an error.
-public struct AuthenticationMethod: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible, JSONScalarDecodable {
+public struct AuthenticationMethod: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
     public let rawValue: String
 
     public init(rawValue: String) {

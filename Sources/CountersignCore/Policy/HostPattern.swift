@@ -55,7 +55,7 @@ public struct HostPattern: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-extension HostPattern: Codable, JSONScalarDecodable {
+extension HostPattern: Codable {
     public init(from decoder: any Decoder) throws {
         try self.init(try decoder.singleValueContainer().decode(String.self))
     }

@@ -14,11 +14,6 @@ public struct JSONObjectText: Sendable {
         return String(decoding: finished, as: UTF8.self)
     }
 
-    /// Appends the finished object to `output`.
-    func write(to output: inout [UInt8]) {
-        output.append(contentsOf: bytes)
-        output.append(UInt8(ascii: "}"))
-    }
 
     public mutating func add(_ key: String, _ value: String?) {
         member(key)
@@ -86,30 +81,6 @@ public struct JSONObjectText: Sendable {
         bytes.append(UInt8(ascii: "\""))
     }
 }
-
-/// A JSON array of objects built with `JSONObjectText`.
-public struct JSONArrayText: Sendable {
-    private var bytes: [UInt8] = [UInt8(ascii: "[")]
-
-    public init() {}
-
-    public mutating func append(_ object: JSONObjectText) {
-        if !isEmpty { bytes.append(UInt8(ascii: ",")) }
-        object.write(to: &bytes)
-    }
-
-    public var isEmpty: Bool { bytes.count == 1 }
-
-    public var text: String {
-        var finished = bytes
-        finished.append(UInt8(ascii: "]"))
-        return String(decoding: finished, as: UTF8.self)
-    }
-}
-
-/// A value read from one JSON scalar (a string enum, say). The request decoder audits keys
-/// natively and no longer needs this mark; it stays so that existing conformances compile.
-public protocol JSONScalarDecodable: Decodable {}
 
 /// A value that writes its own JSON (with sorted keys, as the API's other responses), for
 /// responses sent on every decision.

@@ -1,6 +1,6 @@
 /// Decoding for the string enums of the API that names the field and the allowed values
 /// when a client sends something else, instead of Foundation's generic "data corrupted".
-public protocol StrictStringEnum: RawRepresentable, CaseIterable, Codable, Sendable, JSONScalarDecodable where RawValue == String {}
+public protocol StrictStringEnum: RawRepresentable, CaseIterable, Codable, Sendable where RawValue == String {}
 
 extension StrictStringEnum {
     public init(from decoder: any Decoder) throws {

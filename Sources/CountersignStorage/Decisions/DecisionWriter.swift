@@ -34,7 +34,7 @@ public final class DecisionWriter: Sendable {
     private let batchSizes = Recorder(label: "countersign_decision_batch_size")
 
     /// `maximumWriters` batches may be in flight at once, each on its own connection.
-    public init(pool: PostgresPool, logger: Logger, maximumBatch: Int = 256, maximumWriters: Int = 2) {
+    public init(pool: PostgresPool, logger: Logger, maximumBatch: Int = 256, maximumWriters: Int = 1) {
         self.pool = pool
         self.logger = logger
         self.maximumBatch = maximumBatch
@@ -100,7 +100,7 @@ public final class DecisionWriter: Sendable {
     /// statement, so one round trip and one transaction.
     private func write(_ records: [DecisionRecord]) async throws -> [DecisionCommit] {
         let parameters: [PostgresValue] = [
-            .json(Self.rows(records)),
+            .text(Self.rows(records)),
             .textArray(Set(records.map(\.sessionID)).map(\.text)),
             .textArray(Set(records.map(\.tenantID)).map(\.text)),
             .bool(records.contains { $0.plan.rememberInSession }),
@@ -108,7 +108,7 @@ public final class DecisionWriter: Sendable {
         return try await pool.withConnection { connection in
             var commits = [DecisionCommit](repeating: .stale, count: records.count)
             for row in try connection.query(
-                "SELECT batch_index, recorded, failures FROM record_decisions($1::jsonb, $2::uuid[], $3::uuid[], $4::boolean)",
+                "SELECT batch_index, recorded, failures FROM record_decisions($1::decision_batch_row[], $2::uuid[], $3::uuid[], $4::boolean)",
                 parameters
             ).rows where try row.decode("recorded", as: Bool.self) {
                 commits[try row.decode("batch_index")] = .recorded(failures: try row.decode("failures"))
@@ -117,49 +117,48 @@ public final class DecisionWriter: Sendable {
         }
     }
 
-    /// The batch as `record_decisions` reads it: built by hand, as this runs for every decision
-    /// and JSONEncoder would cost more than the insert.
+    /// The batch as `record_decisions` reads it: an array of `decision_batch_row`, the fields
+    /// in the order that type declares them (migrations/0006_decision_batches.sql).
     static func rows(_ records: [DecisionRecord]) -> String {
-        var rows = JSONArrayText()
+        var rows = PostgresRecordArrayText()
         for (index, record) in records.enumerated() {
             let plan = record.plan
-            var row = JSONObjectText()
-            row.add("batch_index", index)
-            row.add("tenant_version", record.tenantStateVersion)
-            row.add("session_version", record.sessionStateVersion)
-            row.add("asks_policy", plan.source == .policy || plan.source == .noMatchingRule)
-            row.add("memory_key", record.memoryKey)
-            row.add("memory", json: plan.memoryEntry(spaceKey: record.spaceKey).map(memoryJSON))
-            row.add("id", record.id.text)
-            row.add("tenant_id", record.tenantID.text)
-            row.add("session_id", record.sessionID.text)
-            row.add("client_id", record.clientID)
-            row.add("key_id", record.keyID.text)
-            row.add("task_id", record.taskID)
-            row.add("kind", record.kind)
-            row.add("space_key", record.spaceKey)
-            row.add("host", record.space.host)
-            row.add("port", record.space.port)
-            row.add("protocol", record.space.protocolName)
-            row.add("realm", record.space.realm)
-            row.add("authentication_method", record.space.method.rawValue)
-            row.add("is_proxy", record.space.isProxy)
-            row.add("previous_failure_count", record.previousFailureCount)
-            row.add("disposition", plan.disposition.rawValue)
-            row.add("persistence", plan.persistence.rawValue)
-            row.add("scope", plan.scope.rawValue)
-            row.add("source", plan.source.rawValue)
-            row.add("reason", plan.reason)
-            row.add("rule_id", plan.rule?.id)
-            row.add("rule_name", plan.rule?.name)
-            row.add("credential_id", plan.credential?.id.text)
-            row.add("released_user", record.releasedUser)
-            row.add("max_failures", plan.maxFailures)
-            row.add("block_seconds", plan.blockSchedule?.seconds)
-            row.add("block_increment_seconds", plan.blockSchedule?.incrementSeconds)
-            row.add("max_block_seconds", plan.blockSchedule?.maximumSeconds)
-            row.add("blocked_until", plan.blockedUntil.map { $0.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)) })
-            rows.append(row)
+            rows.startRecord()
+            rows.add(index)
+            rows.add(record.id.text)
+            rows.add(record.tenantID.text)
+            rows.add(record.sessionID.text)
+            rows.add(record.clientID)
+            rows.add(record.keyID.text)
+            rows.add(record.taskID)
+            rows.add(record.kind)
+            rows.add(record.spaceKey)
+            rows.add(record.space.host)
+            rows.add(record.space.port)
+            rows.add(record.space.protocolName)
+            rows.add(record.space.realm)
+            rows.add(record.space.method.rawValue)
+            rows.add(record.space.isProxy)
+            rows.add(record.previousFailureCount)
+            rows.add(plan.disposition.rawValue)
+            rows.add(plan.persistence.rawValue)
+            rows.add(plan.scope.rawValue)
+            rows.add(plan.source.rawValue)
+            rows.add(plan.reason)
+            rows.add(plan.rule?.id)
+            rows.add(plan.rule?.name)
+            rows.add(plan.credential?.id.text)
+            rows.add(record.releasedUser)
+            rows.add(plan.maxFailures)
+            rows.add(plan.blockSchedule?.seconds)
+            rows.add(plan.blockSchedule?.incrementSeconds)
+            rows.add(plan.blockSchedule?.maximumSeconds)
+            rows.add(plan.blockedUntil.map { $0.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)) })
+            rows.add(record.tenantStateVersion)
+            rows.add(record.sessionStateVersion)
+            rows.add(plan.source == .policy || plan.source == .noMatchingRule)
+            rows.add(record.memoryKey)
+            rows.add(plan.memoryEntry(spaceKey: record.spaceKey).map(memoryJSON))
         }
         return rows.text
     }
