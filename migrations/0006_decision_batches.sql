@@ -10,6 +10,21 @@ ALTER TABLE decisions
     DROP CONSTRAINT decisions_tenant_id_fkey,
     DROP CONSTRAINT decisions_session_id_fkey;
 
+-- Every decision writes every index of its table, so they are kept few and small, and in
+-- ascending time order: a new decision's entries then go to the right end of their range (the
+-- right end of the whole index for a busy tenant, where PostgreSQL skips the descent), and the
+-- newest-first reads walk them backwards. Decision ids are time-ordered (UUIDv7) for the same
+-- reason. The session and task index loses the protection-space key: the lookups that use it (a
+-- task's last release, its last raw response, its last security-check answer) filter the few
+-- decisions of one task. It serves the security-check answers too, whose own index goes.
+DROP INDEX decisions_tenant_time;
+DROP INDEX decisions_session_task;
+DROP INDEX decisions_tenant_credential;
+DROP INDEX decisions_security_check_answers;
+CREATE INDEX decisions_tenant_time ON decisions (tenant_id, created_at, id);
+CREATE INDEX decisions_session_task ON decisions (session_id, task_id, created_at);
+CREATE INDEX decisions_tenant_credential ON decisions (tenant_id, credential_id, created_at) WHERE credential_id IS NOT NULL;
+
 -- One decision of a batch: the decisions columns, plus batch_index, tenant_version and
 -- session_version (the state the decision was made from), asks_policy (it was decided by the
 -- policy, not by the session's memory), memory_key, and memory (the answer the session remembers

@@ -40,6 +40,19 @@ struct IdentifierAndValidationTests {
         #expect(seen.count == 1000)
     }
 
+    @Test("time-ordered UUIDs are version 7, carry their millisecond, and sort by it")
+    func timeOrderedUUIDs() {
+        let date = Date(timeIntervalSince1970: 1_795_000_000.123)
+        let id = UUID.timeOrdered(at: date)
+        let bytes = withUnsafeBytes(of: id.uuid) { Array($0) }
+        #expect(bytes.prefix(6).reduce(UInt64(0)) { $0 << 8 | UInt64($1) } == 1_795_000_000_123)
+        #expect(bytes[6] >> 4 == 7)
+        #expect(bytes[8] >> 6 == 0b10)
+        let later = UUID.timeOrdered(at: date.addingTimeInterval(0.002))
+        #expect(id.text < later.text)
+        #expect(UUID.timeOrdered(at: date) != id)
+    }
+
     @Test("API key tokens: the secret may hold underscores; anything else malformed is not a key")
     func apiKeyTokens() throws {
         let secret = "ab_cd-" + String(repeating: "x", count: 40)

@@ -67,9 +67,9 @@ public struct ProtectionSpace: Codable, Hashable, Sendable {
     /// compare and key equal.
     public var normalized: ProtectionSpace {
         var space = self
-        space.host = host.lowercased()
-        space.protocolName = protocolName?.lowercased()
-        space.proxyType = proxyType?.lowercased()
+        space.host = host.lowercasedIfNeeded
+        space.protocolName = protocolName?.lowercasedIfNeeded
+        space.proxyType = proxyType?.lowercasedIfNeeded
         space.authenticationMethod = method
         return space
     }
@@ -80,12 +80,22 @@ public struct ProtectionSpace: Codable, Hashable, Sendable {
         let method = self.method
         let realm = method == .serverTrust || method == .clientCertificate ? "" : (realm ?? "")
         var key = isProxy ? "proxy" : "origin"
-        for part in [protocolName?.lowercased() ?? "", host.lowercased(), String(port), realm, method.rawValue] {
+        key.reserveCapacity(32 + host.utf8.count + realm.utf8.count + method.rawValue.utf8.count)
+        func append(_ part: String) {
             key += "|"
             // Escaped so that no two spaces share a key: `%` first, then the separator.
-            key += part.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "|") })
-                ? part.replacingAll("%", with: "%25").replacingAll("|", with: "%7C") : part
+            var plain = true
+            for byte in part.utf8 where byte == UInt8(ascii: "%") || byte == UInt8(ascii: "|") {
+                plain = false
+                break
+            }
+            key += plain ? part : part.replacingAll("%", with: "%25").replacingAll("|", with: "%7C")
         }
+        append(protocolName?.lowercasedIfNeeded ?? "")
+        append(host.lowercasedIfNeeded)
+        append(String(port))
+        append(realm)
+        append(method.rawValue)
         return key
     }
 
@@ -130,6 +140,15 @@ public struct ServerTrustInput: Codable, Hashable, Sendable {
 }
 
 extension String {
+    /// The string lower-cased, without allocating when it already is (as hosts and schemes
+    /// nearly always are).
+    var lowercasedIfNeeded: String {
+        for byte in utf8 where byte >= 0x80 || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) {
+            return lowercased()
+        }
+        return self
+    }
+
     /// Every `target` replaced, without Foundation.
     fileprivate func replacingAll(_ target: Character, with replacement: String) -> String {
         guard contains(target) else { return self }

@@ -21,9 +21,9 @@ import Foundation
 extension DecisionEngine {
     /// The session-memory key of a challenge: the protection space's key, plus the presented
     /// chain's digest for server trust.
-    static func memoryKey(for space: ProtectionSpace, inputs: DecisionInputs) -> String {
-        guard space.method == .serverTrust, let digest = inputs.presentedChainDigest else { return space.key }
-        return space.key + "|" + digest
+    static func memoryKey(spaceKey: String, method: AuthenticationMethod, inputs: DecisionInputs) -> String {
+        guard method == .serverTrust, let digest = inputs.presentedChainDigest else { return spaceKey }
+        return spaceKey + "|" + digest
     }
 
     static func serverTrustPlan(rule: PolicyRule, scope: DecisionScope, memoryKey: String) -> DecisionPlan {

@@ -41,7 +41,8 @@ public enum DecisionEngine {
                 reason: "Countersign does not answer \(method.rawValue)"
             )
         }
-        let memoryKey = Self.memoryKey(for: space, inputs: inputs)
+        let spaceKey = space.key
+        let memoryKey = Self.memoryKey(spaceKey: spaceKey, method: method, inputs: inputs)
         if let remembered = inputs.sessionMemory[memoryKey], let plan = answer(from: remembered, scope: scope, inputs: inputs) {
             return plan
         }
@@ -51,7 +52,7 @@ public enum DecisionEngine {
                 scope: scope,
                 source: .noMatchingRule,
                 reason: "no policy rule matches this protection space",
-                memoryKey: memoryKey == space.key ? nil : memoryKey
+                memoryKey: memoryKey == spaceKey ? nil : memoryKey
             )
         }
         let reference = RuleReference(id: rule.id, name: rule.name)
@@ -64,7 +65,7 @@ public enum DecisionEngine {
                 source: .policy,
                 reason: "rule '\(rule.id)' answers \(action.disposition.rawValue)",
                 rememberInSession: method.isSessionWide,
-                memoryKey: memoryKey == space.key ? nil : memoryKey
+                memoryKey: memoryKey == spaceKey ? nil : memoryKey
             )
         }
         if method == .serverTrust {

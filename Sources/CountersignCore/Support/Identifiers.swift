@@ -1,4 +1,9 @@
 public import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// UUIDs as text, checked without parsing them.
 public enum UUIDText {
@@ -24,18 +29,31 @@ public enum Base64Text {
 extension UUID {
     private static let hexDigits = Array("0123456789ABCDEF".utf8)
 
-    /// A random (version 4) UUID from the system's generator. Foundation's `UUID.random()` on Linux
-    /// opens /dev/urandom for every one, a file descriptor per decision.
+    /// A random (version 4) UUID from the C library's cryptographic generator (arc4random:
+    /// ChaCha20, seeded from the kernel). Foundation's `UUID()` on Linux opens /dev/urandom for
+    /// every one, a file descriptor per decision.
     public static func random() -> UUID {
-        var generator = SystemRandomNumberGenerator()
         var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &bytes) { buffer in
-            buffer.storeBytes(of: generator.next() as UInt64, toByteOffset: 0, as: UInt64.self)
-            buffer.storeBytes(of: generator.next() as UInt64, toByteOffset: 8, as: UInt64.self)
+            arc4random_buf(buffer.baseAddress!, buffer.count)
             buffer[6] = buffer[6] & 0x0F | 0x40
             buffer[8] = buffer[8] & 0x3F | 0x80
         }
         return UUID(uuid: bytes)
+    }
+
+    /// A time-ordered (version 7, RFC 9562) UUID: the Unix time in milliseconds, then random
+    /// bits. Rows keyed by these are inserted at the right end of their index.
+    public static func timeOrdered(at date: Date = Date()) -> UUID {
+        var id = random().uuid
+        let milliseconds = UInt64(max(0, date.timeIntervalSince1970 * 1000))
+        withUnsafeMutableBytes(of: &id) { buffer in
+            for index in 0..<6 {
+                buffer[index] = UInt8(truncatingIfNeeded: milliseconds >> (8 * (5 - index)))
+            }
+            buffer[6] = buffer[6] & 0x0F | 0x70
+        }
+        return UUID(uuid: id)
     }
 
     /// The same text as `uuidString` (upper case, 8-4-4-4-12), which goes through `sprintf` on

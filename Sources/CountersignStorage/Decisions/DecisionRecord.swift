@@ -28,7 +28,7 @@ public struct DecisionRecord: Sendable {
     var memoryKey: String { plan.memoryKey ?? spaceKey }
 
     public init(
-        id: UUID = UUID.random(),
+        id: UUID = UUID.timeOrdered(),
         tenantID: UUID,
         sessionID: UUID,
         clientID: String,

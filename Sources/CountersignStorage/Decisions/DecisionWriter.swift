@@ -18,7 +18,9 @@ import Synchronization
 public final class DecisionWriter: Sendable {
     private struct Pending {
         var record: DecisionRecord
-        var continuation: CheckedContinuation<DecisionCommit, any Error>
+        /// Unchecked: `drain` resumes each pending decision exactly once (with its result, or the
+        /// batch's error), and the checked kind's bookkeeping showed up in every decision.
+        var continuation: UnsafeContinuation<DecisionCommit, any Error>
     }
 
     private struct State {
@@ -47,7 +49,7 @@ public final class DecisionWriter: Sendable {
             // A plan still waiting for an evaluation is not an answer; recording it would be a bug.
             throw CountersignError(.internalError, "a decision with a pending evaluation cannot be recorded")
         }
-        return try await withCheckedThrowingContinuation { continuation in
+        return try await withUnsafeThrowingContinuation { continuation in
             let startWriter = state.withLock { state in
                 state.queue.append(Pending(record: record, continuation: continuation))
                 guard state.activeWriters < maximumWriters else { return false }
