@@ -20,10 +20,10 @@ public struct ServiceConfiguration: Sendable {
     /// How long a verified API key is trusted without asking the database again. A key revoked
     /// on another instance keeps working there for at most this long; 0 asks every time.
     public var apiKeyCacheTTL: Duration = .seconds(2)
-    /// Decision batches written at once, each on its own pool connection; keep it below the pool
-    /// size. One writer makes the largest batches, the cheapest per decision; more help only
-    /// where a commit waits long for the disk.
-    public var decisionWriters: Int = 1
+    /// Decision batches written at once at most, each on its own pool connection; keep it below
+    /// the pool size. A writer beyond the first joins only when a batch's worth is waiting (see
+    /// `DecisionWriter`).
+    public var decisionWriters: Int = 2
     /// How long decision records are kept; `nil` keeps them for ever.
     public var decisionRetention: Duration? = .seconds(90 * 86_400)
     /// How often expired sessions are swept (their memory and `forSession` credentials dropped).

@@ -30,11 +30,20 @@ public struct PostgresRecordArrayText: Sendable {
         // A quote or backslash in the value is escaped for the record (\" or \\), and that
         // escape and the character again for the array: four bytes each.
         bytes.append(contentsOf: Self.quote)
-        for byte in value.utf8 {
-            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-                bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+        var plain = true
+        for byte in value.utf8 where byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+            plain = false
+            break
+        }
+        if plain {
+            bytes.append(contentsOf: value.utf8)
+        } else {
+            for byte in value.utf8 {
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                    bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+                }
+                bytes.append(byte)
             }
-            bytes.append(byte)
         }
         bytes.append(contentsOf: Self.quote)
     }

@@ -9,7 +9,11 @@ import Synchronization
 ///
 /// Callers wait until the transaction holding their decision commits. While one batch is
 /// being written the next fills up, so under load each commit (and its fsync) carries many
-/// decisions, and with no load a batch of one goes out at once.
+/// decisions, and with no load a batch of one goes out at once. Another writer joins only when
+/// a batch's worth (`extraWriterBatch`) is waiting, and leaves when less is: a batch costs
+/// PostgreSQL about as much as ten decisions, so writers splitting a queue into small batches
+/// cost more than one writer does, while a queue that outgrows one writer is written on two
+/// connections at once (one batch's fsync overlapping the next batch's work).
 ///
 /// Each decision commits only if the state it was decided from is still current (the tenant's
 /// and session's state versions, and for a decision that asked the policy, no answer remembered
@@ -32,15 +36,17 @@ public final class DecisionWriter: Sendable {
     private let logger: Logger
     private let maximumBatch: Int
     private let maximumWriters: Int
+    private let extraWriterBatch: Int
     private let state = Mutex(State())
     private let batchSizes = Recorder(label: "countersign_decision_batch_size")
 
     /// `maximumWriters` batches may be in flight at once, each on its own connection.
-    public init(pool: PostgresPool, logger: Logger, maximumBatch: Int = 256, maximumWriters: Int = 1) {
+    public init(pool: PostgresPool, logger: Logger, maximumBatch: Int = 256, maximumWriters: Int = 2, extraWriterBatch: Int = 16) {
         self.pool = pool
         self.logger = logger
         self.maximumBatch = maximumBatch
         self.maximumWriters = maximumWriters
+        self.extraWriterBatch = extraWriterBatch
     }
 
     /// Records `record` and returns once it is committed, or says it is stale.
@@ -52,7 +58,9 @@ public final class DecisionWriter: Sendable {
         return try await withUnsafeThrowingContinuation { continuation in
             let startWriter = state.withLock { state in
                 state.queue.append(Pending(record: record, continuation: continuation))
-                guard state.activeWriters < maximumWriters else { return false }
+                guard state.activeWriters == 0 || (state.activeWriters < maximumWriters && state.queue.count >= extraWriterBatch) else {
+                    return false
+                }
                 state.activeWriters += 1
                 return true
             }
@@ -65,9 +73,13 @@ public final class DecisionWriter: Sendable {
     private func drain() async {
         while true {
             let batch: [Pending] = state.withLock { state in
+                // Little waiting while another writer is busy: that one takes it, in one batch.
+                guard !state.queue.isEmpty, state.activeWriters == 1 || state.queue.count >= extraWriterBatch else {
+                    state.activeWriters -= 1
+                    return []
+                }
                 let batch = Array(state.queue.prefix(maximumBatch))
                 state.queue.removeFirst(batch.count)
-                if batch.isEmpty { state.activeWriters -= 1 }
                 return batch
             }
             guard !batch.isEmpty else { return }

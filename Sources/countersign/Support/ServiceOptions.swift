@@ -31,7 +31,7 @@ struct DatabaseOptions: ParsableArguments {
     var migrationsDir: String?
 
     @Option(help: "Decision batches committed at once (group commit), each on its own connection. Env: COUNTERSIGN_DECISION_WRITERS.")
-    var decisionWriters: Int = Environment.int("COUNTERSIGN_DECISION_WRITERS") ?? 1
+    var decisionWriters: Int = Environment.int("COUNTERSIGN_DECISION_WRITERS") ?? 2
 
     @Option(help: "Days decision records are kept; 0 keeps them for ever. Env: COUNTERSIGN_DECISION_RETENTION_DAYS.")
     var decisionRetentionDays: Int = Environment.int("COUNTERSIGN_DECISION_RETENTION_DAYS") ?? 90
