@@ -117,6 +117,30 @@ struct DecisionStorageTests {
         }
     }
 
+    @Test func retentionDeletesOnlySessionsThatEndedBeforeTheCutoff() async throws {
+        try await StorageFixture.run { fixture in
+            let credential = try await fixture.credential()
+            let writer = DecisionWriter(pool: fixture.pool, logger: StorageFixture.logger)
+            let live = try await fixture.session()
+            let endedLongAgo = try await fixture.session()
+            let endedRecently = try await fixture.session()
+            let decision = try await fixture.releaseRecord(credential, session: endedLongAgo, maxFailures: 3)
+            #expect(try await writer.record(decision) == .recorded(failures: 0))
+            for session in [endedLongAgo, endedRecently] {
+                _ = try await fixture.sessions.invalidate(tenantID: fixture.tenantID, id: session.id, mode: .finishTasks)
+            }
+            _ = try await fixture.pool.withConnection { connection in
+                try connection.execute("UPDATE sessions SET invalidated_at = now() - interval '100 days' WHERE id = $1", [.uuid(endedLongAgo.id)])
+            }
+            #expect(try await fixture.sessions.purge(endedBefore: Date(timeIntervalSinceNow: -90 * 86_400)) == 1)
+            #expect(try await fixture.sessions.get(tenantID: fixture.tenantID, id: endedLongAgo.id) == nil)
+            #expect(try await fixture.sessions.get(tenantID: fixture.tenantID, id: endedRecently.id) != nil)
+            #expect(try await fixture.sessions.get(tenantID: fixture.tenantID, id: live.id)?.invalidatedAt == nil)
+            // Its decisions stay for as long as decisions do.
+            #expect(try await fixture.decisions.get(tenantID: fixture.tenantID, id: decision.id) != nil)
+        }
+    }
+
     @Test func concurrentSweepersExpireEachSessionOnce() async throws {
         try await StorageFixture.run { fixture in
             for _ in 0..<30 { _ = try await fixture.session(ttlSeconds: 1) }

@@ -24,8 +24,8 @@ public struct ServiceConfiguration: Sendable {
     /// the pool size. A writer beyond the first joins only when a batch's worth is waiting (see
     /// `DecisionWriter`).
     public var decisionWriters: Int = 2
-    /// How long decision records are kept; `nil` keeps them for ever.
-    public var decisionRetention: Duration? = .seconds(90 * 86_400)
+    /// How long decision records and ended sessions are kept; `nil` keeps them for ever.
+    public var retention: Duration? = .seconds(90 * 86_400)
     /// How often expired sessions are swept (their memory and `forSession` credentials dropped).
     public var sessionSweepInterval: Duration = .seconds(30)
 

@@ -78,8 +78,8 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
         PeriodicSweep.expiredSessions(sessionStore, every: configuration.sessionSweepInterval, logger: logger),
         PeriodicSweep.staleNonceCounts(nonceCounts, logger: logger),
     ]
-    if let retention = configuration.decisionRetention {
-        services.append(PeriodicSweep.oldDecisions(decisionStore, keptFor: retention, logger: logger))
+    if let retention = configuration.retention {
+        services.append(PeriodicSweep.retention(decisions: decisionStore, sessions: sessionStore, keptFor: retention, logger: logger))
     }
     var app = Application(
         router: router,

@@ -53,14 +53,15 @@ public struct PeriodicSweep: Service {
         }
     }
 
-    /// Deletes the decisions older than `retention`, some thousands per tenant at a time, so
-    /// that a long backlog never holds many locks at once.
-    public static func oldDecisions(_ decisions: DecisionStore, keptFor retention: Duration, every interval: Duration = .seconds(3600), logger: Logger)
+    /// Deletes the decisions made, and the sessions ended, longer than `retention` ago, some
+    /// thousands at a time, so that a long backlog never holds many locks at once.
+    public static func retention(decisions: DecisionStore, sessions: SessionStore, keptFor retention: Duration, every interval: Duration = .seconds(3600), logger: Logger)
         -> PeriodicSweep
     {
-        PeriodicSweep(name: "decision retention sweep", interval: interval, logger: logger) {
+        PeriodicSweep(name: "retention sweep", interval: interval, logger: logger) {
             let cutoff = Date(timeIntervalSinceNow: -Double(retention.components.seconds))
             while try await decisions.purge(madeBefore: cutoff) > 0, !Task.isCancelled {}
+            while try await sessions.purge(endedBefore: cutoff) > 0, !Task.isCancelled {}
         }
     }
 }

@@ -97,6 +97,22 @@ public struct SessionStore: Sendable {
         }
     }
 
+    /// Deletes up to `limit` sessions that ended before `cutoff`, and says how many went. What
+    /// they remembered and their `forSession` credentials went when they ended; their decisions
+    /// are kept for as long as decisions are.
+    public func purge(endedBefore cutoff: Date, limit: Int = 5000) async throws -> Int {
+        try await pool.withConnection { connection in
+            try connection.execute(
+                """
+                DELETE FROM sessions WHERE id IN (
+                    SELECT id FROM sessions WHERE invalidated_at IS NOT NULL AND invalidated_at < $1
+                    ORDER BY invalidated_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+                """,
+                [.timestamp(cutoff), .int(limit)]
+            )
+        }
+    }
+
     static func dropMemory(of sessionIDs: [UUID], on connection: PostgresConnection) throws {
         guard !sessionIDs.isEmpty else { return }
         let ids = PostgresValue.textArray(sessionIDs.map { $0.text.lowercased() })

@@ -33,12 +33,12 @@ struct DatabaseOptions: ParsableArguments {
     @Option(help: "Decision batches committed at once (group commit), each on its own connection. Env: COUNTERSIGN_DECISION_WRITERS.")
     var decisionWriters: Int = Environment.int("COUNTERSIGN_DECISION_WRITERS") ?? 2
 
-    @Option(help: "Days decision records are kept; 0 keeps them for ever. Env: COUNTERSIGN_DECISION_RETENTION_DAYS.")
-    var decisionRetentionDays: Int = Environment.int("COUNTERSIGN_DECISION_RETENTION_DAYS") ?? 90
+    @Option(help: "Days decision records and ended sessions are kept; 0 keeps them for ever. Env: COUNTERSIGN_RETENTION_DAYS.")
+    var retentionDays: Int = Environment.int("COUNTERSIGN_RETENTION_DAYS") ?? 90
 
     func validate() throws {
-        guard (0...36_500).contains(decisionRetentionDays) else {
-            throw ValidationError("--decision-retention-days must be between 0 (keep for ever) and 36500")
+        guard (0...36_500).contains(retentionDays) else {
+            throw ValidationError("--retention-days must be between 0 (keep for ever) and 36500")
         }
         guard (1...32).contains(decisionWriters), decisionWriters < poolSize else {
             throw ValidationError("--decision-writers must be between 1 and 32 and below --pool-size")
@@ -59,7 +59,7 @@ struct DatabaseOptions: ParsableArguments {
     /// Applies the options that shape the service rather than the connection.
     func apply(to configuration: inout ServiceConfiguration) {
         configuration.decisionWriters = decisionWriters
-        configuration.decisionRetention = decisionRetentionDays == 0 ? nil : .seconds(decisionRetentionDays * 86_400)
+        configuration.retention = retentionDays == 0 ? nil : .seconds(retentionDays * 86_400)
     }
 
     var isDatabaseConfigured: Bool {
