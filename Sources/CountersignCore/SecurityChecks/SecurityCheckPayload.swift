@@ -27,7 +27,20 @@ public enum SecurityCheckPayload {
     /// The server's message in a failure payload (`{"failure": "Account blocked"}`), cut to 200
     /// characters for the admin listing; `nil` when the payload carries none.
     public static func failureMessage(in payload: JSONValue) -> String? {
-        guard let text = payload["failure"]?.stringValue, !text.isEmpty else { return nil }
+        message(payload["failure"])
+    }
+
+    /// The server's message in a check it sends again after a wrong answer (MobileFirst's
+    /// `{"remainingAttempts": 1, "errorMsg": "Pin code is not valid."}`); `nil` in a first
+    /// challenge, whose `errorMsg` is null or absent.
+    public static func rechallengeMessage(in challenge: JSONValue) -> String? {
+        message(challenge["errorMsg"])
+    }
+
+    /// A server's message, cleaned of control characters and cut to 200 characters for the
+    /// admin listing.
+    private static func message(_ value: JSONValue?) -> String? {
+        guard let text = value?.stringValue, !text.isEmpty else { return nil }
         let cleaned = String(text.unicodeScalars.filter { !Validation.isControl($0) }.map(Character.init))
         return cleaned.count > 200 ? String(cleaned.prefix(200)) : cleaned
     }

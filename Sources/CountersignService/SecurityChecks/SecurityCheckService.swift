@@ -29,7 +29,18 @@ public struct SecurityCheckService: Sendable {
     }
 
     /// Answers every check of `challenges`, one recorded decision each.
+    ///
+    /// A check sent again with an `errorMsg` says the last answer to it was wrong (MobileFirst
+    /// asks again instead of failing): that answer's failure is counted first, once, exactly as
+    /// a failure report would count it, unless its verdict was already reported.
     public func answer(_ challenges: SecurityCheckChallenges, for asker: DecisionService.Asker) async throws -> [String: SecurityCheckAnswer] {
+        for name in challenges.names {
+            guard let message = challenges.challenges[name].flatMap(SecurityCheckPayload.rechallengeMessage(in:)) else { continue }
+            _ = try await record(
+                .rejected, securityCheck: name, sessionID: asker.sessionID, decisionID: nil, tenantID: asker.tenantID,
+                failureMessage: message, onlyIfPending: true
+            )
+        }
         var answers: [String: SecurityCheckAnswer] = [:]
         var challenged: [String: SecurityCheckStore.Challenged] = [:]
         var pending = challenges.names
@@ -139,17 +150,36 @@ public struct SecurityCheckService: Sendable {
     ) async throws -> SecurityCheckReport {
         try SecurityCheckName.validate(securityCheck, field: "securityCheck")
         try SecurityCheckPayload.validateReport(payload, field: outcome == .accepted ? "success" : "failure")
+        guard let report = try await record(
+            outcome, securityCheck: securityCheck, sessionID: sessionID, decisionID: decisionID, tenantID: tenantID,
+            failureMessage: outcome == .rejected ? SecurityCheckPayload.failureMessage(in: payload) : nil, onlyIfPending: false
+        ) else {
+            throw CountersignError(.internalError, "a report changed nothing without saying why")
+        }
+        return report
+    }
+
+    private func record(
+        _ outcome: Outcome,
+        securityCheck: String,
+        sessionID: UUID,
+        decisionID: UUID?,
+        tenantID: UUID,
+        failureMessage: String?,
+        onlyIfPending: Bool
+    ) async throws -> SecurityCheckReport? {
         let handler = try await cache.tenant(tenantID).policy.policy.securityCheckHandler(named: securityCheck)
         let limits = handler.flatMap { $0.action == .submitChallengeAnswer ? $0.limits : nil }
-        let report = try await store.report(
+        guard let report = try await store.report(
             tenantID: tenantID,
             sessionID: sessionID,
             securityCheck: securityCheck,
             outcome: outcome,
             decisionID: decisionID,
             limits: limits,
-            failureMessage: outcome == .rejected ? SecurityCheckPayload.failureMessage(in: payload) : nil
-        )
+            failureMessage: failureMessage,
+            onlyIfPending: onlyIfPending
+        ) else { return nil }
         if report.outcome.stateChanged {
             cache.forgetTenant(tenantID)
             cache.forgetSession(sessionID)

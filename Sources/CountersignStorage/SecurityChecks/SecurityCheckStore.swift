@@ -78,6 +78,8 @@ public struct SecurityCheckStore: Sendable {
     /// client's state change together, once per decision: repeating a report changes nothing.
     /// `limits`: the handler's rules, `nil` when the check has no handler any more (the outcome
     /// is still recorded). `sessionID` must belong to the tenant (`not_found` otherwise).
+    /// `onlyIfPending`: for verdicts the server implies (a re-challenge), which change nothing and
+    /// return `nil` when there is no answer or its verdict is already known.
     public func report(
         tenantID: UUID,
         sessionID: UUID,
@@ -85,8 +87,9 @@ public struct SecurityCheckStore: Sendable {
         outcome: Outcome,
         decisionID: UUID?,
         limits: SecurityCheckLimits?,
-        failureMessage: String?
-    ) async throws -> Report {
+        failureMessage: String?,
+        onlyIfPending: Bool = false
+    ) async throws -> Report? {
         precondition(outcome != .cancelled, "security-check reports are failures or successes")
         return try await pool.withTransaction { connection in
             guard let session = try connection.query(
@@ -107,6 +110,7 @@ public struct SecurityCheckStore: Sendable {
                 [.uuid(tenantID), .uuid(sessionID), .text(securityCheck), PostgresValue(decisionID)]
             ).rows.first
             guard let answer else {
+                if onlyIfPending { return nil }
                 if let decisionID {
                     throw CountersignError(.securityCheckNotAnswered, "decision \(decisionID.text.lowercased()) is not an answer to '\(securityCheck)' in this session")
                 }
@@ -114,6 +118,7 @@ public struct SecurityCheckStore: Sendable {
             }
             let answerID: UUID = try answer.decode("id")
             let pending: Bool = try answer.decode("pending")
+            if onlyIfPending, !pending { return nil }
             guard let result = try DecisionStore.recordOutcome(
                 tenantID: tenantID,
                 decisionID: answerID,

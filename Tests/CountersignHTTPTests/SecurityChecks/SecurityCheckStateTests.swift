@@ -59,6 +59,41 @@ struct SecurityCheckStateTests {
         }
     }
 
+    @Test func aCheckSentAgainWithAnErrorMessageCountsTheLastAnswersFailureOnce() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let credential = try await api.credential(tenant, host: "mfp.example.com", account: "pin", password: "0000")
+            try await api.securityCheckHandlers(tenant, Self.handler(credential, #""maxAttempts": 3, "attemptingStateExpirationSec": 60, "maxFailures": 100"#))
+            let session = try await api.session(tenant, clientId: "ios-1")
+
+            let first = try await api.securityChecks(tenant, session: session, #"{"PinCodeAttempts": {"remainingAttempts": 3, "errorMsg": null}}"#)
+            let firstID = try #require(first.answer("PinCodeAttempts")?["decisionId"] as? String, "\(first)")
+            // The server refused the PIN and asks again; the client forwards that and reports nothing.
+            let again = try await api.securityChecks(tenant, session: session, #"{"PinCodeAttempts": {"remainingAttempts": 2, "errorMsg": "Pin code is not valid."}}"#)
+            let secondID = try #require(again.answer("PinCodeAttempts")?["decisionId"] as? String, "\(again)")
+            #expect(again.answer("PinCodeAttempts")?["remainingAttempts"] as? Int == 2)
+            let firstRecord = try await api.call(.get, "/v1/decisions/\(firstID)", key: tenant.adminKey)
+            #expect(firstRecord.json["outcome"] as? String == "rejected", "\(firstRecord)")
+            var state = try #require(try await api.securityCheckStates(tenant, clientId: "ios-1").first)
+            #expect(state["attempts"] as? Int == 1)
+            #expect(state["lastFailure"] as? String == "Pin code is not valid.")
+            let counters = try await api.call(.get, "/v1/counters", key: tenant.adminKey)
+            #expect((counters.json["counters"] as? [[String: Any]])?.first?["failures"] as? Int == 1, "\(counters)")
+
+            // The client also reports that failure, naming the answer: it was counted already.
+            let late = try await api.reportSecurityCheck(tenant, session: session, check: "PinCodeAttempts", "failure", decisionId: firstID)
+            #expect(late.json["applied"] as? Bool == false, "\(late)")
+            // A failure reported before the server asks again is not counted twice either.
+            let reported = try await api.reportSecurityCheck(tenant, session: session, check: "PinCodeAttempts", "failure")
+            #expect(reported.json["applied"] as? Bool == true, "\(reported)")
+            #expect((reported.json["decision"] as? [String: Any])?["id"] as? String == secondID)
+            _ = try await api.securityChecks(tenant, session: session, #"{"PinCodeAttempts": {"remainingAttempts": 1, "errorMsg": "Pin code is not valid."}}"#)
+            state = try #require(try await api.securityCheckStates(tenant, clientId: "ios-1").first)
+            #expect(state["attempts"] as? Int == 2)
+            #expect(state["totalFailures"] as? Int == 2)
+        }
+    }
+
     @Test func attemptingAndSuccessStatesExpireAsConfigured() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()
