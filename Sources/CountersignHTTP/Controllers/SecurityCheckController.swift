@@ -51,6 +51,11 @@ struct SecurityCheckController: Sendable {
         var states: [SecurityCheckStateView]
     }
 
+    struct StateReset: Codable {
+        var clientId: String
+        var securityCheck: String
+    }
+
     func addClientRoutes(to group: RouterGroup<ClientRequestContext>) {
         group.post(":sessionId/security-checks") { request, context in
             let sessionID = try context.parameters.uuid("sessionId")
@@ -82,6 +87,11 @@ struct SecurityCheckController: Sendable {
                 limit: try query.int("limit", in: 1...1000) ?? 100
             )
             return try JSONResponse.make(StateList(states: states))
+        }
+        group.post("states/reset") { request, context in
+            let input = try await body.decode(StateReset.self, from: request)
+            let state = try await securityChecks.reset(tenantID: context.tenantID, securityCheck: input.securityCheck, clientID: input.clientId)
+            return try JSONResponse.make(state)
         }
     }
 

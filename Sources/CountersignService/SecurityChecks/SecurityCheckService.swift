@@ -192,6 +192,18 @@ public struct SecurityCheckService: Sendable {
         )
     }
 
+    /// Ends a client's state for a check (see `SecurityCheckStore.reset`).
+    public func reset(tenantID: UUID, securityCheck: String, clientID: String) async throws -> SecurityCheckStateView {
+        try SecurityCheckName.validate(securityCheck, field: "securityCheck")
+        try Validation.name(clientID, field: "clientId")
+        guard let entry = try await store.reset(tenantID: tenantID, securityCheck: securityCheck, clientID: clientID) else {
+            throw CountersignError(.notFound, "client '\(clientID)' was never challenged for '\(securityCheck)'")
+        }
+        cache.forgetTenant(tenantID)
+        let handler = try await cache.tenant(tenantID).policy.policy.securityCheckHandler(named: securityCheck)
+        return SecurityCheckStateView(entry, limits: handler.flatMap { $0.action == .submitChallengeAnswer ? $0.limits : nil })
+    }
+
     /// The tenant's clients' states, most recently changed first.
     public func states(tenantID: UUID, clientID: String?, securityCheck: String?, limit: Int) async throws -> [SecurityCheckStateView] {
         if let securityCheck { try SecurityCheckName.validate(securityCheck, field: "securityCheck") }

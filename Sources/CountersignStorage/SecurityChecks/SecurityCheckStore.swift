@@ -147,6 +147,24 @@ public struct SecurityCheckStore: Sendable {
         }
     }
 
+    /// Ends the client's current state for the check at once (an admin unblocking it, say): it
+    /// reads `expired`, so the next challenge starts a fresh attempting window. The totals and the
+    /// history stay. `nil` when the client was never challenged for the check.
+    public func reset(tenantID: UUID, securityCheck: String, clientID: String) async throws -> SecurityCheckStateEntry? {
+        try await pool.withTransaction { connection in
+            let key: [PostgresValue] = [.uuid(tenantID), .text(securityCheck), .text(clientID)]
+            let updated = try connection.execute(
+                """
+                UPDATE security_check_states SET expires_at = least(expires_at, now()), attempts = 0, updated_at = now()
+                WHERE tenant_id = $1 AND security_check = $2 AND client_id = $3
+                """,
+                key
+            )
+            guard updated > 0 else { return nil }
+            return try Self.entries(where: "s.tenant_id = $1 AND s.security_check = $2 AND s.client_id = $3", key, on: connection).first
+        }
+    }
+
     /// The states of the tenant's clients, most recently changed first.
     public func list(tenantID: UUID, clientID: String?, securityCheck: String?, limit: Int) async throws -> [SecurityCheckStateEntry] {
         try await pool.withConnection { connection in

@@ -59,6 +59,41 @@ struct SecurityCheckStateTests {
         }
     }
 
+    @Test func anAdminEndsAClientsBlockAtOnce() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let credential = try await api.credential(tenant, host: "mfp.example.com", account: "pin", password: "0000")
+            try await api.securityCheckHandlers(tenant, Self.handler(credential, #""maxAttempts": 2, "blockedStateExpirationSec": 3600, "maxFailures": 100"#))
+            let session = try await api.session(tenant, clientId: "android-1")
+            _ = try await api.securityChecks(tenant, session: session, #"{"PinCodeAttempts": null}"#)
+            _ = try await api.reportSecurityCheck(tenant, session: session, check: "PinCodeAttempts", "failure")
+            _ = try await api.call(.patch, "/v1/credentials/\(credential)", key: tenant.adminKey, json: ["password": "9999"])
+            _ = try await api.securityChecks(tenant, session: session, #"{"PinCodeAttempts": null}"#)
+            let blocking = try await api.reportSecurityCheck(tenant, session: session, check: "PinCodeAttempts", "failure")
+            #expect(blocking.securityCheckState?["state"] as? String == "blocked", "\(blocking)")
+            _ = try await api.call(.patch, "/v1/credentials/\(credential)", key: tenant.adminKey, json: ["password": "1234"])
+
+            func reset(_ clientId: String, key: String) async throws -> Reply {
+                try await api.call(
+                    .post, "/v1/security-checks/states/reset", key: key,
+                    json: #"{"clientId": "\#(clientId)", "securityCheck": "PinCodeAttempts"}"#
+                )
+            }
+            #expect(try await reset("android-1", key: tenant.clientKey).status == 403)
+            let unknown = try await reset("android-9", key: tenant.adminKey)
+            #expect(unknown.status == 404 && unknown.errorCode == "not_found", "\(unknown)")
+            let done = try await reset("android-1", key: tenant.adminKey)
+            #expect(done.status == 200, "\(done)")
+            #expect(done.json["state"] as? String == "expired")
+            #expect(done.json["storedState"] as? String == "blocked")
+            #expect(done.json["remainingAttempts"] as? Int == 2)
+            #expect(done.json["blocks"] as? Int == 1)
+            let next = try await api.securityChecks(tenant, session: session, #"{"PinCodeAttempts": null}"#)
+            #expect(next.answer("PinCodeAttempts")?["action"] as? String == "submitChallengeAnswer", "\(next)")
+            #expect(next.answer("PinCodeAttempts")?["state"] as? String == "attempting")
+        }
+    }
+
     @Test func aCheckSentAgainWithAnErrorMessageCountsTheLastAnswersFailureOnce() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()
