@@ -2,10 +2,11 @@
 -- of record_decisions: one statement, so one round trip and one implicit transaction, instead
 -- of a transaction of six to eight statements.
 
--- The decisions table is an append-only log written only by record_decisions, which holds the
--- tenant and session rows of every decision it inserts locked (FOR SHARE or stronger) while it
--- inserts, and no tenant or session row is ever deleted. The foreign keys' per-row triggers
--- checked that again at a fifth of the cost of the whole insert.
+-- The decisions table is a log written only by record_decisions, which holds the tenant and
+-- session rows of every decision it inserts locked (FOR SHARE or stronger) while it inserts, and
+-- only for live sessions. The foreign keys' per-row triggers checked that again at a fifth of the
+-- cost of the whole insert. Tenants are never deleted; sessions only long after they ended (the
+-- retention sweep), and their decisions may outlive them in the log.
 ALTER TABLE decisions
     DROP CONSTRAINT decisions_tenant_id_fkey,
     DROP CONSTRAINT decisions_session_id_fkey;
