@@ -5,7 +5,7 @@ import Glibc
 import Darwin
 #endif
 
-/// UUIDs as text, checked without parsing them.
+/// UUIDs as text, for the policy code, which does not import Foundation.
 public enum UUIDText {
     /// Whether `text` is a UUID in the 8-4-4-4-12 hex form.
     public static func isValid(_ text: String) -> Bool {

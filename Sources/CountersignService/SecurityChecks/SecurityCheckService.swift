@@ -169,7 +169,7 @@ public struct SecurityCheckService: Sendable {
         onlyIfPending: Bool
     ) async throws -> SecurityCheckReport? {
         let handler = try await cache.tenant(tenantID).policy.policy.securityCheckHandler(named: securityCheck)
-        let limits = handler.flatMap { $0.action == .submitChallengeAnswer ? $0.limits : nil }
+        let limits = Self.countingLimits(of: handler)
         guard let report = try await store.report(
             tenantID: tenantID,
             sessionID: sessionID,
@@ -201,7 +201,7 @@ public struct SecurityCheckService: Sendable {
         }
         cache.forgetTenant(tenantID)
         let handler = try await cache.tenant(tenantID).policy.policy.securityCheckHandler(named: securityCheck)
-        return SecurityCheckStateView(entry, limits: handler.flatMap { $0.action == .submitChallengeAnswer ? $0.limits : nil })
+        return SecurityCheckStateView(entry, limits: Self.countingLimits(of: handler))
     }
 
     /// The tenant's clients' states, most recently changed first.
@@ -211,8 +211,13 @@ public struct SecurityCheckService: Sendable {
         let policy = try await cache.tenant(tenantID).policy.policy
         return try await store.list(tenantID: tenantID, clientID: clientID, securityCheck: securityCheck, limit: limit).map { entry in
             let handler = policy.securityCheckHandler(named: entry.securityCheck)
-            return SecurityCheckStateView(entry, limits: handler.flatMap { $0.action == .submitChallengeAnswer ? $0.limits : nil })
+            return SecurityCheckStateView(entry, limits: Self.countingLimits(of: handler))
         }
+    }
+
+    /// The attempt rules a check is counted by: only handlers that answer count attempts.
+    private static func countingLimits(of handler: SecurityCheckHandler?) -> SecurityCheckLimits? {
+        handler.flatMap { $0.action == .submitChallengeAnswer ? $0.limits : nil }
     }
 
     private func forget(_ asker: DecisionService.Asker) {
