@@ -169,12 +169,13 @@ struct OutcomeTests {
         try await TestService.run { api in
             let tenant = try await api.tenant()
             _ = try await api.credential(tenant)
-            try await api.releasePolicy(tenant, then: #""maxFailures": 1, "persistence": "none", "blockSeconds": 1, "blockIncrementSeconds": 100, "maxBlockSeconds": 150"#)
+            // A first block of 4 s: long enough for a loaded machine to see it, short enough to wait out.
+            try await api.releasePolicy(tenant, then: #""maxFailures": 1, "persistence": "none", "blockSeconds": 4, "blockIncrementSeconds": 100, "maxBlockSeconds": 150"#)
             let session = try await api.session(tenant)
             let first = try #require(try await api.decided(tenant, session: session).string("decisionId"))
             try await api.outcome(tenant, decision: first, "rejected")
             #expect(try await api.decided(tenant, session: session).string("disposition") == "cancelAuthenticationChallenge")
-            try await Task.sleep(for: .milliseconds(1200))
+            try await Task.sleep(for: .milliseconds(4200))
             let released = try await api.decided(tenant, session: session)
             #expect(released.string("disposition") == "useCredential")
             let second = try await api.outcome(tenant, decision: try #require(released.string("decisionId")), "rejected")
@@ -182,8 +183,8 @@ struct OutcomeTests {
             let counter = try #require(try await api.counters(tenant).first)
             #expect(counter["blocks"] as? Int == 2)
             let blockedAt = try SessionTests.date(counter["lastBlockedAt"])
-            // 1 s + 100 s for the one earlier block.
-            #expect(abs(until.timeIntervalSince(blockedAt) - 101) < 1)
+            // 4 s + 100 s for the one earlier block.
+            #expect(abs(until.timeIntervalSince(blockedAt) - 104) < 1)
         }
     }
 

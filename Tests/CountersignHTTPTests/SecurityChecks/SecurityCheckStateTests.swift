@@ -17,7 +17,8 @@ struct SecurityCheckStateTests {
             let credential = try await api.credential(tenant, host: "mfp.example.com", account: "pin", password: "0000")
             try await api.securityCheckHandlers(
                 tenant,
-                Self.handler(credential, #""maxAttempts": 2, "blockedStateExpirationSec": 2, "attemptingStateExpirationSec": 60, "maxFailures": 100"#)
+                // Blocked for 4 s: long enough for a loaded machine to see the block, short enough to wait out.
+                Self.handler(credential, #""maxAttempts": 2, "blockedStateExpirationSec": 4, "attemptingStateExpirationSec": 60, "maxFailures": 100"#)
             )
             let session = try await api.session(tenant, clientId: "android-1")
 
@@ -45,7 +46,7 @@ struct SecurityCheckStateTests {
             let otherReply = try await api.securityChecks(tenant, session: other, #"{"PinCodeAttempts": null}"#)
             #expect(otherReply.answer("PinCodeAttempts")?["action"] as? String == "submitChallengeAnswer", "\(otherReply)")
 
-            try await Task.sleep(for: .milliseconds(2300))
+            try await Task.sleep(for: .milliseconds(4300))
             let lapsed = try #require(try await api.securityCheckStates(tenant, clientId: "android-1").first)
             #expect(lapsed["state"] as? String == "expired")
             #expect(lapsed["storedState"] as? String == "blocked")
@@ -166,7 +167,7 @@ struct SecurityCheckStateTests {
         try await TestService.run { api in
             let tenant = try await api.tenant()
             let credential = try await api.credential(tenant, host: "mfp.example.com", account: "pin", password: "0000")
-            try await api.securityCheckHandlers(tenant, Self.handler(credential, #""maxAttempts": 5, "maxFailures": 2, "blockSeconds": 2"#))
+            try await api.securityCheckHandlers(tenant, Self.handler(credential, #""maxAttempts": 5, "maxFailures": 2, "blockSeconds": 4"#))
             let alice = try await api.session(tenant, clientId: "alice-phone")
             let bob = try await api.session(tenant, clientId: "bob-phone")
 
@@ -188,7 +189,7 @@ struct SecurityCheckStateTests {
             #expect(blocked["blockedUntil"] is String)
             #expect(blocked["state"] as? String == "attempting", "alice herself is not blocked")
 
-            try await Task.sleep(for: .milliseconds(2300))
+            try await Task.sleep(for: .milliseconds(4300))
             let afterBlock = try await api.securityChecks(tenant, session: alice, #"{"PinCodeAttempts": {"remainingAttempts": 4}}"#)
             #expect(afterBlock.answer("PinCodeAttempts")?["action"] as? String == "submitChallengeAnswer", "\(afterBlock)")
         }
