@@ -30,7 +30,7 @@ struct DatabaseOptions: ParsableArguments {
     @Option(help: "Directory of the NNNN_name.sql migration files. Env: COUNTERSIGN_MIGRATIONS_DIR.")
     var migrationsDir: String?
 
-    @Option(help: "Decision batches committed at once (group commit), each on its own connection. Env: COUNTERSIGN_DECISION_WRITERS.")
+    @Option(help: "Decision batches committed at once at most (group commit), each on its own connection; another writer joins only when 16 decisions are waiting. Env: COUNTERSIGN_DECISION_WRITERS.")
     var decisionWriters: Int = Environment.int("COUNTERSIGN_DECISION_WRITERS") ?? 2
 
     @Option(help: "Days decision records and ended sessions are kept; 0 keeps them for ever. Env: COUNTERSIGN_RETENTION_DAYS.")
