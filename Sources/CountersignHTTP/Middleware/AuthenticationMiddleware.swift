@@ -23,14 +23,16 @@ struct AuthenticationMiddleware: RouterMiddleware {
         context.principal = principal
         // Setting logger metadata costs a formatting pass in the log handler even when nothing is
         // logged, so it is done only where the request's info and debug lines will be written.
-        if context.logger.logLevel <= .info {
-            switch principal {
-            case .operator:
-                context.logger[metadataKey: "principal"] = "operator"
-            case .tenantKey(let key):
-                context.logger[metadataKey: "tenant"] = .string(key.tenantID.text.lowercased())
-                context.logger[metadataKey: "key"] = .string(key.prefix)
+        let logsInfo = context.logger.logLevel <= .info
+        if logsInfo || context.accessLog != nil {
+            let who: Logger.Metadata = switch principal {
+            case .operator: ["principal": "operator"]
+            case .tenantKey(let key): ["tenant": .string(key.tenantID.text), "key": .string(key.prefix)]
             }
+            if logsInfo {
+                for (name, value) in who { context.logger[metadataKey: name] = value }
+            }
+            context.accessLog?.record(who)
         }
         return try await next(request, context)
     }

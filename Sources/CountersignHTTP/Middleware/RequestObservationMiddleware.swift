@@ -10,9 +10,14 @@ import Synchronization
 /// in `X-Request-Id` so that a client report can be matched with the log.
 ///
 /// It sits outside `ErrorMiddleware`, so it sees the status the client got. The route label
-/// is the matched route template, never the concrete path, which would carry ids.
-struct RequestObservationMiddleware<Context: RequestContext>: RouterMiddleware {
+/// is the matched route template, never the concrete path, which would carry ids. Who asked
+/// (tenant and key prefix, or the operator) comes from `AuthenticationMiddleware`, further in.
+struct RequestObservationMiddleware: RouterMiddleware {
+    typealias Context = AppRequestContext
+
     static var requestIDField: HTTPField.Name { HTTPField.Name("X-Request-Id")! }
+    /// Failures are logged at this level, other requests at info.
+    static let lowestLevel = Logger.Level.warning
 
     let metrics = RequestMetrics()
 
@@ -24,18 +29,16 @@ struct RequestObservationMiddleware<Context: RequestContext>: RouterMiddleware {
         let status = response.status.code
         metrics.record(route: route, method: request.method, status: status, nanoseconds: elapsed)
         response.headers[Self.requestIDField] = context.id
-        let level: Logger.Level = status >= 500 ? .warning : .info
+        let level: Logger.Level = status >= 500 ? Self.lowestLevel : .info
         if context.logger.logLevel <= level {
-            context.logger.log(
-                level: level,
-                "request",
-                metadata: [
-                    "method": .string(request.method.rawValue),
-                    "route": .string(route),
-                    "status": .stringConvertible(status),
-                    "duration_ms": .string(String(format: "%.3f", Double(elapsed) / 1_000_000)),
-                ]
-            )
+            var metadata: Logger.Metadata = [
+                "method": .string(request.method.rawValue),
+                "route": .string(route),
+                "status": .stringConvertible(status),
+                "duration_ms": .string(String(format: "%.3f", Double(elapsed) / 1_000_000)),
+            ]
+            if let who = context.accessLog?.metadata { metadata.merge(who) { current, _ in current } }
+            context.logger.log(level: level, "request", metadata: metadata)
         }
         return response
     }

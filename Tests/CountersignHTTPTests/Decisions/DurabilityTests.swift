@@ -47,28 +47,20 @@ struct DurabilityTests {
     }
 }
 
-/// Keeps every log line, rendered with its metadata, in memory.
-final class RecordingLogHandler: LogHandler, Sendable {
+/// Keeps every log line, rendered with its metadata, in memory. A value, as log handlers are:
+/// metadata set on one logger (one request's) stays on that logger.
+struct RecordingLogHandler: LogHandler {
     private let lines: LogLines
-    private let state = Mutex<(level: Logger.Level, metadata: Logger.Metadata)>((Logger.Level.trace, [:]))
+    var logLevel: Logger.Level = .trace
+    var metadata: Logger.Metadata = [:]
 
     init(into lines: LogLines) {
         self.lines = lines
     }
 
-    var logLevel: Logger.Level {
-        get { state.withLock { $0.level } }
-        set { state.withLock { $0.level = newValue } }
-    }
-
-    var metadata: Logger.Metadata {
-        get { state.withLock { $0.metadata } }
-        set { state.withLock { $0.metadata = newValue } }
-    }
-
     subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { state.withLock { $0.metadata[key] } }
-        set { state.withLock { $0.metadata[key] = newValue } }
+        get { metadata[key] }
+        set { metadata[key] = newValue }
     }
 
     func log(event: LogEvent) {

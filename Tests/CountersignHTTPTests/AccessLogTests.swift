@@ -1,0 +1,39 @@
+import Foundation
+import Logging
+import Synchronization
+import Testing
+
+@Suite("Access log")
+struct AccessLogTests {
+    /// The access line of each request says who asked, though the key is checked further in
+    /// than the line is written; the ids are in lower case, as in the API's answers.
+    @Test func accessLinesNameTheTenantAndKeyPrefix() async throws {
+        let box = LogLines()
+        let handler = RecordingLogHandler(into: box)
+        var logger = Logger(label: "countersign.test.access", factory: { _ in handler })
+        logger.logLevel = .info
+        let asked = Mutex((tenantID: "", clientKey: ""))
+        try await TestService.run(logger: logger) { api in
+            let tenant = try await api.tenant()
+            asked.withLock { $0 = (tenant.id, tenant.clientKey) }
+            #expect(tenant.id == tenant.id.lowercased())
+            _ = try await api.session(tenant)
+            #expect(try await api.call(.post, "/v1/sessions", json: ["clientId": "device-1"]).status == 401)
+            #expect(try await api.call(.get, "/v1/policy", key: tenant.clientKey).status == 403)
+        }
+        let (tenantID, clientKey) = asked.withLock { $0 }
+        let clientPrefix = clientKey.split(separator: "_").prefix(2).joined(separator: "_")
+        let lines = box.all.filter { $0.hasPrefix("info request ") }
+        let opened = lines.filter { $0.contains("\"route\": /v1/sessions") && $0.contains("\"status\": 201") }
+        #expect(opened.count == 1, "\(lines)")
+        #expect(opened.allSatisfy { $0.contains("\"tenant\": \(tenantID)") && $0.contains("\"key\": \(clientPrefix)") }, "\(opened)")
+        let refused = lines.filter { $0.contains("\"status\": 403") }
+        #expect(refused.count == 1 && refused.allSatisfy { $0.contains("\"key\": \(clientPrefix)") }, "\(refused)")
+        let anonymous = lines.filter { $0.contains("\"status\": 401") }
+        #expect(anonymous.count == 1 && anonymous.allSatisfy { !$0.contains("\"tenant\"") && !$0.contains("\"key\"") }, "\(anonymous)")
+        let operatorLines = lines.filter { $0.contains("\"route\": /v1/tenants") }
+        #expect(!operatorLines.isEmpty && operatorLines.allSatisfy { $0.contains("\"principal\": operator") }, "\(operatorLines)")
+        // No line carries a whole key.
+        #expect(box.all.allSatisfy { !$0.contains(clientKey) })
+    }
+}
