@@ -49,7 +49,7 @@ extension DecisionEngine {
         let named = action.identityId?.lowercased()
         let candidates: [Credential]
         if let named {
-            candidates = identities.filter { $0.id.text.lowercased() == named }
+            candidates = identities.filter { $0.id.text == named }
         } else {
             candidates = identities.sorted { lhs, rhs in
                 let left = lhs.certificate!, right = rhs.certificate!

@@ -180,7 +180,7 @@ public enum DecisionEngine {
     private static func candidates(for space: ProtectionSpace, action: RuleAction, inputs: DecisionInputs) -> [Credential] {
         if let id = action.credentialId?.lowercased() {
             return inputs.credentials.filter {
-                $0.kind == .password && $0.id.text.lowercased() == id && $0.attributes.isProxy == space.isProxy
+                $0.kind == .password && $0.id.text == id && $0.attributes.isProxy == space.isProxy
             }
         }
         return inputs.credentials

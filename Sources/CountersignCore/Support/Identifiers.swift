@@ -27,7 +27,7 @@ public enum Base64Text {
 }
 
 extension UUID {
-    private static let hexDigits = Array("0123456789ABCDEF".utf8)
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// A random (version 4) UUID from the C library's cryptographic generator (arc4random:
     /// ChaCha20, seeded from the kernel). Foundation's `UUID()` on Linux opens /dev/urandom for
@@ -56,8 +56,8 @@ extension UUID {
         return UUID(uuid: id)
     }
 
-    /// The same text as `uuidString` (upper case, 8-4-4-4-12), which goes through `sprintf` on
-    /// Linux.
+    /// The 8-4-4-4-12 text in lower case: RFC 9562's output form, the form the API, the database
+    /// and the log lines show. (`uuidString` is upper case, and goes through `sprintf` on Linux.)
     public var text: String {
         withUnsafeBytes(of: uuid) { bytes in
             String(unsafeUninitializedCapacity: 36) { out in

@@ -232,5 +232,5 @@ struct CredentialView: Encodable {
 
 extension AdminRequestContext {
     /// Who did it, as history and policy versions record it.
-    var actor: String { "key:\(key.id.text.lowercased())" }
+    var actor: String { "key:\(key.id.text)" }
 }

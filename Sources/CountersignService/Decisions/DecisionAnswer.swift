@@ -144,7 +144,7 @@ extension DecisionAnswer: JSONTextRepresentable {
     /// directly: this is the response to every challenge.
     public var jsonText: String {
         var object = JSONObjectText()
-        object.add("blockedUntil", blockedUntil.map { $0.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)) })
+        object.add("blockedUntil", blockedUntil.map(Timestamp.format))
         object.add("countedRejection", countedRejection?.text)
         object.add("credential", json: credentialJSONText)
         object.add("decisionId", decisionId.text)
@@ -174,16 +174,9 @@ extension DecisionAnswer {
         return nil
     }
 
-    // TLS answers are rarer and carry nested objects: JSONEncoder writes them, with the sorted
-    // keys and timestamps of every response.
+    // TLS answers are rarer and carry nested objects: the API's encoder writes them.
     private static func encoded(_ value: some Encodable) -> String? {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var container = encoder.singleValueContainer()
-            try container.encode(date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
-        }
-        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) }
+        try? APIJSONEncoder().text(value)
     }
 }
 

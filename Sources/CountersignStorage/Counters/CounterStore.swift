@@ -73,7 +73,7 @@ public struct CounterStore: Sendable {
                 "UPDATE rejection_counters SET failures = 0, blocked_until = NULL, updated_at = now() WHERE tenant_id = $1 AND id = $2 RETURNING credential_id",
                 [.uuid(tenantID), .uuid(id)]
             ).rows.first?.decode("credential_id", as: UUID.self) else { return nil }
-            try CredentialHistory.record("counter_reset", credentialID: credentialID, tenantID: tenantID, actor: actor, details: ["counter": id.text.lowercased()], on: connection)
+            try CredentialHistory.record("counter_reset", credentialID: credentialID, tenantID: tenantID, actor: actor, details: ["counter": id.text], on: connection)
             try TenantStateVersion.bump(tenantID, on: connection)
             return try Self.entries(where: "rc.tenant_id = $1 AND rc.id = $2", [.uuid(tenantID), .uuid(id)], on: connection).first
         }

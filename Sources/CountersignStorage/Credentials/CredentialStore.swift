@@ -207,10 +207,10 @@ public struct CredentialStore: Sendable {
         try await pool.withTransaction { connection in
             guard try Self.lock(tenantID: tenantID, id: id, on: connection) != nil else { return false }
             if let policy = try PolicyStore.current(tenantID: tenantID, lock: true, on: connection) {
-                if let rule = policy.policy.rules.first(where: { $0.then.credentialId?.lowercased() == id.text.lowercased() }) {
+                if let rule = policy.policy.rules.first(where: { $0.then.credentialId?.lowercased() == id.text }) {
                     throw CountersignError(.credentialInUse, "policy rule '\(rule.id)' names this credential; change the policy first")
                 }
-                if let handler = policy.policy.securityChecks.first(where: { $0.credentialId?.lowercased() == id.text.lowercased() }) {
+                if let handler = policy.policy.securityChecks.first(where: { $0.credentialId?.lowercased() == id.text }) {
                     throw CountersignError(.credentialInUse, "the handler of security check '\(handler.securityCheck)' names this credential; change the policy first")
                 }
             }
@@ -261,7 +261,7 @@ public struct CredentialStore: Sendable {
     /// migrations/0002_decisions.sql), so whoever deletes credentials deletes these first.
     static func deleteDependents(of credentialIDs: [UUID], on connection: PostgresConnection) throws {
         guard !credentialIDs.isEmpty else { return }
-        let ids = PostgresValue.textArray(credentialIDs.map { $0.text.lowercased() })
+        let ids = PostgresValue.textArray(credentialIDs.map { $0.text })
         try connection.execute("DELETE FROM session_memory WHERE credential_id = ANY($1::uuid[])", [ids])
         try connection.execute(
             "DELETE FROM rejection_counter_clients WHERE counter_id IN (SELECT id FROM rejection_counters WHERE credential_id = ANY($1::uuid[]))",

@@ -222,7 +222,7 @@ public struct DecisionStore: Sendable {
     }
 
     static func cursor(at: String, id: UUID) -> String {
-        Data("\(at)|\(id.text.lowercased())".utf8).base64EncodedString()
+        Data("\(at)|\(id.text)".utf8).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 

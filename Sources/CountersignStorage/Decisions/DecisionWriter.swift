@@ -167,7 +167,7 @@ public final class DecisionWriter: Sendable {
             rows.add(plan.blockSchedule?.seconds)
             rows.add(plan.blockSchedule?.incrementSeconds)
             rows.add(plan.blockSchedule?.maximumSeconds)
-            rows.add(plan.blockedUntil.map { $0.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)) })
+            rows.add(plan.blockedUntil.map(Timestamp.format))
             rows.add(record.tenantStateVersion)
             rows.add(record.sessionStateVersion)
             rows.add(plan.source == .policy || plan.source == .noMatchingRule)
@@ -192,14 +192,9 @@ public final class DecisionWriter: Sendable {
         return row.text
     }
 
-    /// A remembered server-trust evaluation as JSON (rare enough for JSONEncoder), with the
-    /// timestamps `DecisionStateStore` reads back.
+    /// A remembered server-trust evaluation as JSON, with the timestamps `DecisionStateStore`
+    /// reads back.
     static func trustJSON(_ verdict: ServerTrustVerdict) -> String? {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var container = encoder.singleValueContainer()
-            try container.encode(date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
-        }
-        return (try? encoder.encode(verdict)).map { String(decoding: $0, as: UTF8.self) }
+        try? APIJSONEncoder().text(verdict)
     }
 }

@@ -83,7 +83,7 @@ public struct IdentityStore: Sendable {
             let existing = try await list(tenantID: tenantID).first { $0.certificate?.sha256Fingerprint == leaf.sha256Fingerprint }
             throw CountersignError(
                 .identityExists,
-                "this certificate is already identity \(existing?.id.text.lowercased() ?? "of this tenant"); delete it first to replace it"
+                "this certificate is already identity \(existing?.id.text ?? "of this tenant"); delete it first to replace it"
             )
         }
     }
@@ -118,7 +118,7 @@ public struct IdentityStore: Sendable {
                 [.uuid(tenantID), .uuid(id)]
             ).count > 0 else { return false }
             if let policy = try PolicyStore.current(tenantID: tenantID, lock: true, on: connection),
-                let rule = policy.policy.rules.first(where: { $0.then.identityId?.lowercased() == id.text.lowercased() })
+                let rule = policy.policy.rules.first(where: { $0.then.identityId?.lowercased() == id.text })
             {
                 throw CountersignError(.identityInUse, "policy rule '\(rule.id)' names this identity; change the policy first")
             }

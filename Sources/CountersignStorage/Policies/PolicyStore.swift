@@ -99,7 +99,7 @@ public struct PolicyStore: Sendable {
         let rows = try connection.query("SELECT id, kind FROM credentials WHERE tenant_id = $1 AND owner = 'tenant' FOR KEY SHARE", [.uuid(tenantID)])
         return Set(
             try rows.rows.map { row in
-                let id = try row.decode("id", as: UUID.self).text.lowercased()
+                let id = try row.decode("id", as: UUID.self).text
                 return try row.decode("kind", as: String.self) == CredentialKind.clientIdentity.rawValue ? .identity(id) : .credential(id)
             }
         )

@@ -76,6 +76,6 @@ public struct TenantSecretKey: Sendable {
     }
 
     static func associatedData(tenantID: UUID, rowID: UUID?) -> [UInt8] {
-        Array("countersign/v1/\(tenantID.text.lowercased())/\(rowID?.text.lowercased() ?? "data-key")".utf8)
+        Array("countersign/v1/\(tenantID.text)/\(rowID?.text ?? "data-key")".utf8)
     }
 }

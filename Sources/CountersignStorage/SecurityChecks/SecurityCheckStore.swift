@@ -112,7 +112,7 @@ public struct SecurityCheckStore: Sendable {
             guard let answer else {
                 if onlyIfPending { return nil }
                 if let decisionID {
-                    throw CountersignError(.securityCheckNotAnswered, "decision \(decisionID.text.lowercased()) is not an answer to '\(securityCheck)' in this session")
+                    throw CountersignError(.securityCheckNotAnswered, "decision \(decisionID.text) is not an answer to '\(securityCheck)' in this session")
                 }
                 throw CountersignError(.securityCheckNotAnswered, "no answer to '\(securityCheck)' was given in this session")
             }

@@ -115,7 +115,7 @@ public struct SessionStore: Sendable {
 
     static func dropMemory(of sessionIDs: [UUID], on connection: PostgresConnection) throws {
         guard !sessionIDs.isEmpty else { return }
-        let ids = PostgresValue.textArray(sessionIDs.map { $0.text.lowercased() })
+        let ids = PostgresValue.textArray(sessionIDs.map { $0.text })
         try connection.execute("DELETE FROM session_memory WHERE session_id = ANY($1::uuid[])", [ids])
         let credentials = try connection.query(
             "DELETE FROM credentials WHERE owner = 'session' AND owner_session_id = ANY($1::uuid[]) RETURNING id",

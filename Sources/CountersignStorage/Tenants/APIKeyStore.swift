@@ -20,7 +20,7 @@ public struct APIKeyStore: Sendable {
         var recorded: String {
             switch self {
             case .operator: "operator"
-            case .key(let id): id.text.lowercased()
+            case .key(let id): id.text
             }
         }
     }

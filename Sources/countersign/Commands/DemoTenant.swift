@@ -77,7 +77,7 @@ struct DemoTenant: Codable {
             id: "intranet",
             name: "Intranet Basic and Digest",
             match: RuleMatch(host: try HostPattern("*.example.com"), methods: [.httpBasic, .httpDigest]),
-            then: RuleAction(disposition: .useCredential, credentialId: saved.credential.id.text.lowercased(), persistence: .forSession, maxFailures: 3)
+            then: RuleAction(disposition: .useCredential, credentialId: saved.credential.id.text, persistence: .forSession, maxFailures: 3)
         )
         _ = try await policies.replace(tenantID: tenantID, expectedVersion: 0, with: Policy(rules: [rule]), actor: "dev")
     }
@@ -96,7 +96,7 @@ struct DemoTenant: Codable {
         return """
 
             Countersign dev is starting on \(base)
-              tenant        demo (\(tenantID.text.lowercased()))
+              tenant        demo (\(tenantID.text))
               admin key     \(adminKey)
               client key    \(clientKey)
               operator key  in \(operatorKeyFile)
