@@ -2,6 +2,7 @@
 extension CountersignError.Code {
     // Request shape.
     public static let malformedJSON = Self("malformed_json", kind: .invalidInput)
+    public static let malformedBody = Self("malformed_body", kind: .invalidInput)
     public static let missingField = Self("missing_field", kind: .invalidInput)
     public static let invalidFieldType = Self("invalid_field_type", kind: .invalidInput)
     public static let invalidEnumValue = Self("invalid_enum_value", kind: .invalidInput)

@@ -99,23 +99,25 @@ public struct ProtectionSpace: Codable, Hashable, Sendable {
         return key
     }
 
-    /// Looks at bytes while the host is ASCII (it nearly always is) and at characters otherwise,
-    /// where Unicode decides what whitespace is.
-    static func hasWhitespaceOrSlash(_ host: String) -> Bool {
+    /// Whether `host` can name a host: 1 to 253 bytes, no whitespace, slash or control
+    /// character. Looks at bytes while the host is ASCII (it nearly always is) and at characters
+    /// otherwise, where Unicode decides what whitespace is.
+    static func isHostName(_ host: String) -> Bool {
+        guard !host.isEmpty, host.utf8.count <= 253 else { return false }
         var ascii = true
         for byte in host.utf8 {
             if byte >= 0x80 {
                 ascii = false
                 break
             }
-            if byte == UInt8(ascii: "/") || byte == 0x20 || (0x09...0x0D).contains(byte) { return true }
+            if byte == UInt8(ascii: "/") || byte <= 0x20 || byte == 0x7F { return false }
         }
-        return !ascii && host.contains { $0.isWhitespace || $0 == "/" }
+        return ascii || !host.unicodeScalars.contains { $0 == "/" || $0.properties.isWhitespace || Validation.isControl($0) }
     }
 
     /// Checks the parts of a space a client sends.
     public func validate() throws {
-        guard !host.isEmpty, host.utf8.count <= 253, !Self.hasWhitespaceOrSlash(host) else {
+        guard Self.isHostName(host) else {
             throw CountersignError(.invalidField, "'protectionSpace.host' must be a host name or address")
         }
         try Validation.range(port, 0...65535, field: "protectionSpace.port")
@@ -123,9 +125,10 @@ public struct ProtectionSpace: Codable, Hashable, Sendable {
         guard authenticationMethod.rawValue.utf8.count <= 200 else {
             throw CountersignError(.invalidField, "'protectionSpace.authenticationMethod' is too long")
         }
-        if let protocolName, protocolName.isEmpty || protocolName.utf8.count > 32 {
-            throw CountersignError(.invalidField, "'protectionSpace.protocol' must be 1 to 32 characters")
+        guard !Validation.containsControlCharacters(authenticationMethod.rawValue) else {
+            throw CountersignError(.invalidField, "'protectionSpace.authenticationMethod' must not contain control characters")
         }
+        if let protocolName { try Validation.name(protocolName, field: "protectionSpace.protocol", maxLength: 32) }
     }
 }
 

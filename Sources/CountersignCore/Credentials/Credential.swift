@@ -173,7 +173,7 @@ public struct CredentialAttributes: Codable, Hashable, Sendable {
     }
 
     public func validate(field: String) throws {
-        guard !host.isEmpty, host.utf8.count <= 253, !host.contains(where: { $0.isWhitespace || $0 == "/" || $0 == "*" }) else {
+        guard ProtectionSpace.isHostName(host), !host.utf8.contains(UInt8(ascii: "*")) else {
             throw CountersignError(.invalidField, "'\(field).host' must be a host name or address")
         }
         if let port { try Validation.range(port, 0...65535, field: "\(field).port") }

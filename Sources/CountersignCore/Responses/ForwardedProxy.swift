@@ -15,7 +15,7 @@ public struct ForwardedProxy: Codable, Hashable, Sendable {
     var protocolName: String { (type ?? "http").lowercased() }
 
     func validate() throws {
-        guard !host.isEmpty, host.utf8.count <= 253, !ProtectionSpace.hasWhitespaceOrSlash(host) else {
+        guard ProtectionSpace.isHostName(host) else {
             throw CountersignError(.invalidField, "'proxy.host' must be a host name or address")
         }
         try Validation.range(port, 1...65535, field: "proxy.port")

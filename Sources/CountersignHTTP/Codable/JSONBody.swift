@@ -14,6 +14,10 @@ struct JSONBody: Sendable {
         if let contentType = request.headers[.contentType], !Self.isJSON(contentType) {
             throw CountersignError(.unsupportedMediaType, "send the body as application/json")
         }
+        // A declared length over the limit is refused before a byte of the body is waited for.
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
+            throw CountersignError(.bodyTooLarge, "the request body is larger than \(limit) bytes")
+        }
         let buffer: ByteBuffer
         do {
             buffer = try await request.body.collect(upTo: limit)
@@ -21,6 +25,12 @@ struct JSONBody: Sendable {
             throw CountersignError(.bodyTooLarge, "the request body is larger than \(limit) bytes")
         } catch let error as HTTPError where error.status == .contentTooLarge {
             throw CountersignError(.bodyTooLarge, "the request body is larger than \(limit) bytes")
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            // The HTTP framing of the body was wrong (a chunk size that is no number, say), or the
+            // connection ended before the body did: the client's doing, not a server failure.
+            throw CountersignError(.malformedBody, "the request body could not be read: its HTTP framing is invalid or it ended early")
         }
         return try Self.decode(type, from: Array(buffer.readableBytesView))
     }

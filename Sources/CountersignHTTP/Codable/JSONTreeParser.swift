@@ -249,6 +249,10 @@ struct JSONTreeParser {
             } else if 0xDC00...0xDFFF ~= scalar {
                 throw JSONSyntaxError("a \\u escape is half of a surrogate pair", at: escapeStart)
             }
+            // Valid JSON, but PostgreSQL's text and jsonb cannot hold U+0000, and no field has a
+            // use for it: refused here, for every string of every body, rather than deep inside
+            // a transaction.
+            guard scalar != 0 else { throw JSONSyntaxError("a string holds U+0000 (\\u0000), which Countersign does not accept", at: escapeStart) }
             // Not a surrogate, so always a scalar.
             unescaped.append(contentsOf: UTF8.encode(Unicode.Scalar(scalar)!)!)
         default:

@@ -6,7 +6,12 @@ import Hummingbird
 struct QueryParameters {
     let parameters: Parameters
 
-    init(_ parameters: Parameters) {
+    /// Refuses a query with U+0000 (`%00`) anywhere: PostgreSQL's text cannot hold it, and no
+    /// parameter has a use for it.
+    init(_ parameters: Parameters) throws {
+        for (name, value) in parameters where name.utf8.contains(0) || value.utf8.contains(0) {
+            throw CountersignError(.invalidQuery, "query parameters must not contain U+0000 (%00)")
+        }
         self.parameters = parameters
     }
 

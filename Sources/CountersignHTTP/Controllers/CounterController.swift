@@ -16,7 +16,7 @@ struct CounterController: Sendable {
 
     func addRoutes(to group: RouterGroup<AdminRequestContext>) {
         group.get { request, context in
-            let query = QueryParameters(request.uri.queryParameters)
+            let query = try QueryParameters(request.uri.queryParameters)
             let list = try await counters.list(
                 tenantID: context.tenantID,
                 credentialID: try query.uuid("credentialId"),

@@ -124,7 +124,7 @@ struct CredentialController: Sendable {
             return try JSONResponse.make(CredentialView(saved.credential), status: saved.created ? .created : .ok)
         }
         group.get { request, context in
-            let query = QueryParameters(request.uri.queryParameters)
+            let query = try QueryParameters(request.uri.queryParameters)
             let list = try await credentials.list(tenantID: context.tenantID, host: query.string("host"), account: query.string("account"))
             return try JSONResponse.make(CredentialList(credentials: list.map(CredentialView.init)))
         }

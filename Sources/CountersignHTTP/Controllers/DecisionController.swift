@@ -82,7 +82,7 @@ struct DecisionController: Sendable {
 
     func addAdminRoutes(to group: RouterGroup<AdminRequestContext>) {
         group.get { request, context in
-            let query = QueryParameters(request.uri.queryParameters)
+            let query = try QueryParameters(request.uri.queryParameters)
             let filter = DecisionStore.Filter(
                 sessionID: try query.uuid("sessionId"),
                 clientID: query.string("clientId"),

@@ -77,7 +77,7 @@ struct SecurityCheckController: Sendable {
 
     func addAdminRoutes(to group: RouterGroup<AdminRequestContext>) {
         group.get("states") { request, context in
-            let query = QueryParameters(request.uri.queryParameters)
+            let query = try QueryParameters(request.uri.queryParameters)
             let clientID = query.string("clientId")
             if let clientID { try Validation.name(clientID, field: "clientId") }
             let states = try await securityChecks.states(

@@ -192,7 +192,17 @@ public struct DecisionStore: Sendable {
     /// One page of decisions, newest first, and the cursor of the next page.
     public func list(tenantID: UUID, filter: Filter, limit: Int, after cursor: String?) async throws -> (entries: [DecisionEntry], next: String?) {
         let position = try cursor.map(Self.position(of:))
-        return try await pool.withConnection { connection in
+        do {
+            return try await page(tenantID: tenantID, filter: filter, limit: limit, after: position)
+        } catch let error as PostgresError where position != nil && error.sqlState?.hasPrefix("22") == true {
+            // A data exception: the cursor's timestamp has the shape of one, but PostgreSQL
+            // found no such time in it (month 99, say).
+            throw CountersignError(.invalidQuery, "'cursor' is not a cursor this service gave out")
+        }
+    }
+
+    private func page(tenantID: UUID, filter: Filter, limit: Int, after position: (at: String, id: UUID)?) async throws -> (entries: [DecisionEntry], next: String?) {
+        try await pool.withConnection { connection in
             let rows = try connection.query(
                 """
                 SELECT \(Self.columns) FROM decisions d

@@ -209,67 +209,7 @@ struct ApacheEndpoint: Sendable {
         var request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUser-Agent: countersign-tests\r\nConnection: close\r\n"
         if let authorization { request += "Authorization: \(authorization)\r\n" }
         request += "\r\n"
-        let port = port
-        let bytes = Array(request.utf8)
-        let raw = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
-            // Blocking socket calls belong on a thread of their own, not on the cooperative pool.
-            Thread.detachNewThread {
-                continuation.resume(with: Result { try Self.exchange(bytes, port: port) })
-            }
-        }
-        return try Self.parse(raw)
-    }
-
-    private static func exchange(_ request: [UInt8], port: Int) throws -> [UInt8] {
-        #if canImport(Glibc)
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        guard descriptor >= 0 else { throw ApacheStartFailure(errorLog: "socket: \(errno)") }
-        defer { close(descriptor) }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw ApacheStartFailure(errorLog: "connect to port \(port): errno \(errno)") }
-        var sent = 0
-        while sent < request.count {
-            let count = request[sent...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, 0) }
-            guard count > 0 else { throw ApacheStartFailure(errorLog: "send: errno \(errno)") }
-            sent += count
-        }
-        var response: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-            guard count >= 0 else { throw ApacheStartFailure(errorLog: "recv: errno \(errno)") }
-            if count == 0 { return response }
-            response.append(contentsOf: buffer[..<count])
-        }
-    }
-
-    private static func parse(_ raw: [UInt8]) throws -> (status: Int, headers: [[String]], body: String) {
-        let separator: [UInt8] = Array("\r\n\r\n".utf8)
-        guard let end = raw.indices.first(where: { raw[$0...].starts(with: separator) }) else {
-            throw ApacheStartFailure(errorLog: "not an HTTP response: \(String(decoding: raw.prefix(200), as: UTF8.self))")
-        }
-        let lines = String(decoding: raw[..<end], as: UTF8.self).components(separatedBy: "\r\n")
-        let statusParts = lines[0].split(separator: " ", maxSplits: 2)
-        guard statusParts.count >= 2, statusParts[0].hasPrefix("HTTP/1."), let status = Int(statusParts[1]) else {
-            throw ApacheStartFailure(errorLog: "not a status line: \(lines[0])")
-        }
-        let headers = lines.dropFirst().compactMap { line -> [String]? in
-            guard let colon = line.firstIndex(of: ":") else { return nil }
-            return [String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)]
-        }
-        return (status, headers, String(decoding: raw[(end + separator.count)...], as: UTF8.self))
+        return try await RawHTTP.exchange(request, port: port)
     }
 }
 

@@ -79,8 +79,11 @@ struct TestAPI: Sendable {
     typealias Transport = @Sendable (String, HTTPRequest.Method, HTTPFields, ByteBuffer?) async throws -> (status: Int, headers: HTTPFields, body: Data)
 
     let transport: Transport
+    /// Where the service listens, when the test runs it live.
+    var port: Int?
 
     init(client: any TestClientProtocol) {
+        port = client.port
         transport = { uri, method, headers, body in
             let response = try await client.executeRequest(uri: uri, method: method, headers: headers, body: body)
             return (Int(response.status.code), response.headers, Data(response.body.readableBytesView))

@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+
+/// Inputs that are well-formed enough to get deep into the service: each must end as a 4xx with
+/// a stable code, never as a database error turned 500.
+@Suite("Hostile input")
+struct HostileInputTests {
+    @Test func nulInAnyStringIsRefusedBeforeTheDatabase() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let session = try await api.session(tenant)
+            let space = #""protectionSpace": {"host": "intranet.example.com", "port": 443, "authenticationMethod": "NSURLAuthenticationMethodHTTPBasic"}"#
+            let bodies: [(String, String, String)] = [
+                ("/v1/credentials", tenant.adminKey, #"{"host": "a\u0000b", "account": "a", "password": "p"}"#),
+                ("/v1/credentials", tenant.adminKey, #"{"host": "a.example.com", "account": "a\u0000", "password": "p"}"#),
+                ("/v1/sessions/\(session)/challenges", tenant.clientKey, #"{"taskId": "t", "protectionSpace": {"host": "a\u0000b", "port": 443, "authenticationMethod": "NSURLAuthenticationMethodHTTPBasic"}}"#),
+                ("/v1/sessions/\(session)/challenges", tenant.clientKey, #"{"taskId": "t", "protectionSpace": {"host": "a.example.com", "port": 443, "protocol": "ht\u0000tps", "authenticationMethod": "NSURLAuthenticationMethodHTTPBasic"}}"#),
+                ("/v1/sessions/\(session)/credentials", tenant.clientKey, "{\(space), \"user\": \"u\", \"password\": \"p\\u0000\", \"persistence\": \"forSession\"}"),
+                ("/v1/sessions/\(session)/responses", tenant.clientKey, #"{"taskId": "t", "status": 407, "headers": [["Proxy-Authenticate", "Basic realm=\"x\""]], "request": {"method": "GET", "url": "https://h.test/"}, "proxy": {"host": "p\u0000x", "port": 8080}}"#),
+                ("/v1/sessions", tenant.clientKey, #"{"clientId": "device", "label": {"\u0000": 1}}"#),
+            ]
+            for (path, key, body) in bodies {
+                let reply = try await api.call(.post, path, key: key, json: body)
+                #expect(reply.status == 400 && reply.errorCode == "malformed_json", "\(path) \(body): \(reply)")
+            }
+            for query in ["/v1/decisions?clientId=%00", "/v1/credentials?host=%00", "/v1/credentials?account=a%00b"] {
+                let reply = try await api.call(.get, query, key: tenant.adminKey)
+                #expect(reply.status == 400 && reply.errorCode == "invalid_query", "\(query): \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
+            }
+        }
+    }
+
+    @Test(arguments: [#"a\u001bb"#, #"a\u007fb"#, #"a\u0085b"#, "a b", "a/b", ""])
+    func hostsWithControlCharactersOrSpacesAreRefused(host: String) async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let session = try await api.session(tenant)
+            let credential = try await api.call(.post, "/v1/credentials", key: tenant.adminKey, json: #"{"host": "\#(host)", "account": "a", "password": "p"}"#)
+            #expect(credential.status == 400 && credential.errorCode == "invalid_field", "\(credential)")
+            let challenge = try await api.challenge(tenant, session: session, host: host)
+            #expect(challenge.status == 400 && challenge.errorCode == "invalid_field", "\(challenge)")
+            let proxied = try await api.call(
+                .post, "/v1/sessions/\(session)/responses", key: tenant.clientKey,
+                json: #"{"taskId": "t", "status": 407, "headers": [["Proxy-Authenticate", "Basic realm=\"x\""]], "request": {"method": "GET", "url": "https://h.test/"}, "proxy": {"host": "\#(host)", "port": 8080}}"#
+            )
+            #expect(proxied.status == 400 && proxied.errorCode == "invalid_field", "\(proxied)")
+        }
+    }
+
+    @Test func controlCharactersInProtocolAndMethodAreRefused() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let session = try await api.session(tenant)
+            let method = try await api.challenge(tenant, session: session, method: #"NSURLAuthenticationMethod\u001bBasic"#)
+            #expect(method.status == 400 && method.errorCode == "invalid_field", "\(method)")
+            let scheme = try await api.call(
+                .post, "/v1/sessions/\(session)/challenges", key: tenant.clientKey,
+                json: #"{"taskId": "t", "protectionSpace": {"host": "a.example.com", "port": 443, "protocol": "ht\u007ftps", "authenticationMethod": "NSURLAuthenticationMethodHTTPBasic"}}"#
+            )
+            #expect(scheme.status == 400 && scheme.errorCode == "invalid_field", "\(scheme)")
+        }
+    }
+
+    @Test func aCursorWithAnImpossibleTimeIsRefused() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            for time in ["2026-99-99 00:00:00+00", "2026-02-30 00:00:00+00", "2026-01-01 25:61:00+00"] {
+                let cursor = Data("\(time)|01a206fd-d378-723a-819e-23dee6e42dbd".utf8).base64EncodedString()
+                    .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+                let reply = try await api.call(.get, "/v1/decisions?cursor=\(cursor)", key: tenant.adminKey)
+                #expect(reply.status == 400 && reply.errorCode == "invalid_query", "\(time): \(reply)")
+            }
+        }
+    }
+
+    /// Framing no HTTP client library sends, so spoken by hand to a live server.
+    @Test func brokenBodyFramingIsTheClientsFault() async throws {
+        try await TestService.run(.live) { api in
+            let tenant = try await api.tenant()
+            let port = try #require(api.port)
+            let head = "POST /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(tenant.clientKey)\r\nContent-Type: application/json\r\nConnection: close\r\n"
+            for chunkSize in ["zz", "ffffffffffffffffffff"] {
+                let reply = try await RawHTTP.exchange(head + "Transfer-Encoding: chunked\r\n\r\n\(chunkSize)\r\nabc\r\n0\r\n\r\n", port: port)
+                #expect(reply.status == 400 && reply.body.contains("malformed_body"), "\(chunkSize): \(reply)")
+            }
+            // A declared length over the limit is refused at once, without waiting for the body.
+            let started = ContinuousClock.now
+            let tooLong = try await RawHTTP.exchange(head + "Content-Length: 10000000000\r\n\r\n", port: port)
+            #expect(tooLong.status == 413 && tooLong.body.contains("body_too_large"), "\(tooLong)")
+            #expect(ContinuousClock.now - started < .seconds(5))
+        }
+    }
+}
