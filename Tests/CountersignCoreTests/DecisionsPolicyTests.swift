@@ -182,6 +182,8 @@ struct DecisionsPolicyValidationTests {
         RuleAction(disposition: .useCredential, blockedDisposition: .useCredential),
         RuleAction(disposition: .useCredential, failureDisposition: .useCredential),
         RuleAction(disposition: .useCredential, account: ""),
+        RuleAction(disposition: .useCredential, blockSeconds: 1000, maxBlockSeconds: 10),
+        RuleAction(disposition: .useCredential, maxBlockSeconds: 60),
     ])
     func badActionsAreRefused(action: RuleAction) {
         #expect(throws: CountersignError.self) { try validate([F.rule("a", then: action)]) }
@@ -202,6 +204,18 @@ struct DecisionsPolicyValidationTests {
             try validate([F.rule("a", match: RuleMatch(port: 70000), then: RuleAction(disposition: .rejectProtectionSpace))])
         }
         #expect(throws: CountersignError(.invalidField, "")) { try validate([], settings: PolicySettings(maxSessionTTLSeconds: 0)) }
+    }
+
+    @Test func settingsThatContradictEachOtherAreRefused() throws {
+        #expect(throws: CountersignError(.invalidPolicy, "")) { try validate([], settings: PolicySettings(defaultSessionTTLSeconds: 100, maxSessionTTLSeconds: 10)) }
+        #expect(throws: CountersignError(.invalidPolicy, "")) { try validate([], settings: PolicySettings(defaultSessionTTLSeconds: 100_000)) }
+        try validate([], settings: PolicySettings(defaultSessionTTLSeconds: 600, maxSessionTTLSeconds: 600))
+        try validate([F.rule("a", then: RuleAction(disposition: .useCredential, blockSeconds: 60, maxBlockSeconds: 60))])
+    }
+
+    @Test func aRefusedGlobIsQuotedShortly() {
+        let error = #expect(throws: CountersignError.self) { try HostPattern(String(repeating: "*", count: 100_000)) }
+        #expect((error?.message.count ?? .max) < 200, "\(error?.message.count ?? 0) characters")
     }
 
     @Test func sessionLifetimesHonourTheMaximum() {

@@ -11,16 +11,21 @@ public struct HostPattern: Hashable, Sendable, CustomStringConvertible {
         let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789-._:[]*?".utf8)
         let lowered = Array(pattern.lowercased().utf8)
         guard !lowered.isEmpty, lowered.count <= 253, lowered.allSatisfy(allowed.contains) else {
-            throw CountersignError(.invalidHostPattern, "'\(pattern)' is not a host glob: use letters, digits, '-', '.', ':', '*' and '?'")
+            throw CountersignError(.invalidHostPattern, "'\(Self.quoted(pattern))' is not a host glob: use letters, digits, '-', '.', ':', '*' and '?', at most 253 characters")
         }
         guard !pattern.contains("**"), !pattern.contains(".."), lowered.last != UInt8(ascii: ".") else {
-            throw CountersignError(.invalidHostPattern, "'\(pattern)' is not a host glob: no '**', '..' or trailing '.'")
+            throw CountersignError(.invalidHostPattern, "'\(Self.quoted(pattern))' is not a host glob: no '**', '..' or trailing '.'")
         }
         self.pattern = pattern
         self.lowered = lowered
     }
 
     public var description: String { pattern }
+
+    /// The start of a refused pattern, enough to find it, for an error message of bounded size.
+    private static func quoted(_ pattern: String) -> String {
+        pattern.count <= 64 ? pattern : pattern.prefix(64) + "…"
+    }
 
     public func matches(_ host: String) -> Bool {
         Self.glob(lowered[...], Array(host.lowercased().utf8)[...])

@@ -116,6 +116,13 @@ public struct PolicySettings: Codable, Hashable, Sendable {
     func validate() throws {
         if let value = defaultSessionTTLSeconds { try Validation.range(value, 1...31_536_000, field: "settings.defaultSessionTTLSeconds") }
         if let value = maxSessionTTLSeconds { try Validation.range(value, 1...31_536_000, field: "settings.maxSessionTTLSeconds") }
+        // A default above the maximum would silently be cut to the maximum.
+        if let value = defaultSessionTTLSeconds, value > sessionTTLMaximum {
+            throw CountersignError(
+                .invalidPolicy,
+                "settings.defaultSessionTTLSeconds (\(value)) is above settings.maxSessionTTLSeconds (\(sessionTTLMaximum)\(maxSessionTTLSeconds == nil ? ", the default" : ""))"
+            )
+        }
         if let preferredSchemes {
             guard !preferredSchemes.isEmpty else {
                 throw CountersignError(.invalidPolicy, "settings.preferredSchemes must not be empty; leave it out for the default order")

@@ -89,6 +89,14 @@ public struct RuleAction: Codable, Hashable, Sendable {
         if let blockSeconds { try Validation.range(blockSeconds, 1...31_536_000, field: "\(field).blockSeconds") }
         if let blockIncrementSeconds { try Validation.range(blockIncrementSeconds, 0...31_536_000, field: "\(field).blockIncrementSeconds") }
         if let maxBlockSeconds { try Validation.range(maxBlockSeconds, 1...31_536_000, field: "\(field).maxBlockSeconds") }
+        // A maximum below the block itself would silently mean nothing: blocks never last less
+        // than blockSeconds.
+        if blockSchedule.maximumSeconds < blockSchedule.seconds {
+            throw CountersignError(
+                .invalidPolicy,
+                "\(field).maxBlockSeconds (\(blockSchedule.maximumSeconds)\(maxBlockSeconds == nil ? ", the default" : "")) is below \(field).blockSeconds (\(blockSchedule.seconds)\(blockSeconds == nil ? ", the default" : ""))"
+            )
+        }
         if let clientPersistences, Set(clientPersistences).count != clientPersistences.count {
             throw CountersignError(.invalidPolicy, "\(field).clientPersistences lists a persistence twice")
         }

@@ -1,6 +1,9 @@
 import Foundation
 
 /// Reads the `COUNTERSIGN_*` environment variables that back the command-line options.
+///
+/// A value that does not parse stops the program with a usage error: an operator who wrote
+/// `COUNTERSIGN_PORT=80x` must not get the default port without a word.
 enum Environment {
     static func string(_ name: String) -> String? {
         guard let value = ProcessInfo.processInfo.environment[name], !value.isEmpty else { return nil }
@@ -8,14 +11,23 @@ enum Environment {
     }
 
     static func int(_ name: String) -> Int? {
-        string(name).flatMap { Int($0) }
+        guard let text = string(name) else { return nil }
+        guard let value = Int(text.trimmingCharacters(in: .whitespaces)) else { refuse(name, "an integer") }
+        return value
     }
 
     static func bool(_ name: String) -> Bool? {
-        switch string(name)?.lowercased() {
-        case "1", "true", "yes", "on": true
-        case "0", "false", "no", "off": false
-        default: nil
+        guard let text = string(name) else { return nil }
+        switch text.trimmingCharacters(in: .whitespaces).lowercased() {
+        case "1", "true", "yes", "on": return true
+        case "0", "false", "no", "off": return false
+        default: refuse(name, "true or false (also 1/0, yes/no, on/off)")
         }
+    }
+
+    /// Option defaults are read while the arguments are parsed, where nothing can be thrown.
+    private static func refuse(_ name: String, _ expected: String) -> Never {
+        FileHandle.standardError.write(Data("countersign: \(name) must be \(expected)\n".utf8))
+        exit(64)  // EX_USAGE, as ArgumentParser's own validation errors
     }
 }
