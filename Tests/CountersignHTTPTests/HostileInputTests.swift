@@ -73,6 +73,19 @@ struct HostileInputTests {
         }
     }
 
+    @Test func contradictionsAreRefusedNotAnsweredEmpty() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let inverted = try await api.call(.get, "/v1/decisions?since=2030-01-01T00:00:00Z&until=2020-01-01T00:00:00Z", key: tenant.adminKey)
+            #expect(inverted.status == 400 && inverted.errorCode == "invalid_query", "\(inverted)")
+            let negative = try await api.call(.put, "/v1/policy", key: tenant.adminKey, json: #"{"version": -1, "rules": []}"#)
+            #expect(negative.status == 400 && negative.errorCode == "invalid_field", "\(negative)")
+            // Credential fields are named as the body names them.
+            let host = try await api.call(.post, "/v1/credentials", key: tenant.adminKey, json: #"{"host": "a b", "account": "a", "password": "p"}"#)
+            #expect(host.status == 400 && (host.json["error"] as? [String: any Sendable])?["message"] as? String == "'host' must be a host name or address", "\(host)")
+        }
+    }
+
     /// Framing no HTTP client library sends, so spoken by hand to a live server.
     @Test func brokenBodyFramingIsTheClientsFault() async throws {
         try await TestService.run(.live) { api in

@@ -172,17 +172,17 @@ public struct CredentialAttributes: Codable, Hashable, Sendable {
         [port != nil, protocolName != nil, realm != nil, authenticationMethod != nil, path != nil].filter { $0 }.count
     }
 
-    public func validate(field: String) throws {
+    public func validate() throws {
         guard ProtectionSpace.isHostName(host), !host.utf8.contains(UInt8(ascii: "*")) else {
-            throw CountersignError(.invalidField, "'\(field).host' must be a host name or address")
+            throw CountersignError(.invalidField, "'host' must be a host name or address")
         }
-        if let port { try Validation.range(port, 0...65535, field: "\(field).port") }
-        if let protocolName { try Validation.name(protocolName, field: "\(field).protocol", maxLength: 32) }
-        if let realm { try Validation.text(realm, field: "\(field).realm", maxLength: 1000) }
-        if let path { try Validation.text(path, field: "\(field).path", maxLength: 2000) }
+        if let port { try Validation.range(port, 0...65535, field: "port") }
+        if let protocolName { try Validation.name(protocolName, field: "protocol", maxLength: 32) }
+        if let realm { try Validation.text(realm, field: "realm", maxLength: 1000) }
+        if let path { try Validation.text(path, field: "path", maxLength: 2000) }
         if let authenticationMethod, !authenticationMethod.isKnown {
-            throw CountersignError(.invalidField, "'\(field).authenticationMethod' is not an authentication method")
+            throw CountersignError(.invalidField, "'authenticationMethod' is not an authentication method")
         }
-        try Validation.name(account, field: "\(field).account", maxLength: 1000)
+        try Validation.name(account, field: "account", maxLength: 1000)
     }
 }

@@ -113,7 +113,7 @@ struct CredentialController: Sendable {
         group.post { request, context in
             let input = try await body.decode(SaveCredential.self, from: request)
             let attributes = input.attributes
-            try attributes.validate(field: "body")
+            try attributes.validate()
             try Self.validateSecret(password: input.password, domain: input.domain, label: input.label)
             let saved = try await credentials.save(
                 tenantID: context.tenantID,
@@ -135,7 +135,7 @@ struct CredentialController: Sendable {
             let existing = try await credential(context)
             let input = try await body.decode(UpdateCredential.self, from: request)
             let attributes = input.applied(to: existing.attributes)
-            try attributes.validate(field: "body")
+            try attributes.validate()
             try Self.validateSecret(password: input.password, domain: input.domain ?? nil, label: input.label ?? nil)
             let changes = CredentialStore.Changes(attributes: attributes, domain: input.domain, label: input.label, password: input.password)
             guard let updated = try await credentials.update(tenantID: context.tenantID, id: existing.id, changes, actor: context.actor) else {

@@ -91,6 +91,9 @@ struct DecisionController: Sendable {
                 since: try query.date("since"),
                 until: try query.date("until")
             )
+            if let since = filter.since, let until = filter.until, since >= until {
+                throw CountersignError(.invalidQuery, "'since' must be before 'until'")
+            }
             let limit = try query.int("limit", in: 1...1000) ?? 100
             let page = try await store.list(tenantID: context.tenantID, filter: filter, limit: limit, after: query.string("cursor"))
             return try JSONResponse.make(DecisionPage(decisions: page.entries, nextCursor: page.next))

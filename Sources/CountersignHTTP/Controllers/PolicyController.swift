@@ -79,6 +79,9 @@ struct PolicyController: Sendable {
         }
         group.put { request, context in
             let input = try await body.decode(PolicyDocument.self, from: request)
+            guard input.version >= 0 else {
+                throw CountersignError(.invalidField, "'version' must be the version read (0 before the first policy)")
+            }
             let policy = Policy(settings: input.settings ?? .init(), rules: input.rules, securityChecks: input.securityChecks ?? [])
             let saved = try await policies.replace(tenantID: context.tenantID, expectedVersion: input.version, with: policy, actor: context.actor)
             cache.forgetTenant(context.tenantID)
