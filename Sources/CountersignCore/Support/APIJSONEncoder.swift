@@ -121,10 +121,13 @@ private final class NodeSlot {
 
 // MARK: - Encoder and containers
 
-private struct NodeEncoder: Encoder {
-    let codingPath: [any CodingKey]
+/// An encoder that builds its value in `storage`.
+private protocol SlotEncoder: Encoder {
+    var storage: NodeSlot { get }
+}
+
+extension SlotEncoder {
     var userInfo: [CodingUserInfoKey: Any] { [:] }
-    let storage = NodeSlot()
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         KeyedEncodingContainer(ObjectContainer<Key>(object: storage.object(), codingPath: codingPath))
@@ -139,10 +142,14 @@ private struct NodeEncoder: Encoder {
     }
 }
 
-/// An encoder whose value becomes a member or an element once it is done (`superEncoder`).
-private final class ChildEncoder: Encoder {
+private struct NodeEncoder: SlotEncoder {
     let codingPath: [any CodingKey]
-    var userInfo: [CodingUserInfoKey: Any] { [:] }
+    let storage = NodeSlot()
+}
+
+/// An encoder whose value becomes a member or an element once it is done (`superEncoder`).
+private final class ChildEncoder: SlotEncoder {
+    let codingPath: [any CodingKey]
     let storage = NodeSlot()
     private let store: (Node) -> Void
 
@@ -152,18 +159,6 @@ private final class ChildEncoder: Encoder {
     }
 
     deinit { store(storage.node ?? .object(ObjectNode())) }
-
-    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        KeyedEncodingContainer(ObjectContainer<Key>(object: storage.object(), codingPath: codingPath))
-    }
-
-    func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        ArrayContainer(array: storage.array(), codingPath: codingPath)
-    }
-
-    func singleValueContainer() -> any SingleValueEncodingContainer {
-        ValueContainer(slot: storage, codingPath: codingPath)
-    }
 }
 
 private struct ObjectContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
