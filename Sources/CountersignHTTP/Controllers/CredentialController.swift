@@ -56,15 +56,19 @@ struct CredentialController: Sendable {
             func field<T: Decodable>(_ key: CodingKeys) throws -> T?? {
                 container.contains(key) ? .some(try container.decodeIfPresent(T.self, forKey: key)) : .none
             }
-            host = try container.decodeIfPresent(String.self, forKey: .host)
+            // A field every credential has cannot be cleared: `null` for it is refused, not ignored.
+            func required<T: Decodable>(_ key: CodingKeys) throws -> T? {
+                container.contains(key) ? try container.decode(T.self, forKey: key) : nil
+            }
+            host = try required(.host)
             port = try field(.port)
             `protocol` = try field(.protocol)
             realm = try field(.realm)
             path = try field(.path)
             authenticationMethod = try field(.authenticationMethod)
-            isProxy = try container.decodeIfPresent(Bool.self, forKey: .isProxy)
-            account = try container.decodeIfPresent(String.self, forKey: .account)
-            password = try container.decodeIfPresent(String.self, forKey: .password)
+            isProxy = try required(.isProxy)
+            account = try required(.account)
+            password = try required(.password)
             domain = try field(.domain)
             label = try field(.label)
         }

@@ -168,6 +168,11 @@ struct AdminCredentialTests {
             #expect(withPort.int("port") == 8443)
             let cleared = try await api.call(.patch, "/v1/credentials/\(first)", key: tenant.adminKey, json: #"{"port": null}"#)
             #expect(cleared["port"] is NSNull)
+            // A field every credential has cannot be cleared: null is refused, not ignored.
+            for field in ["password", "account", "host", "isProxy"] {
+                let refused = try await api.call(.patch, "/v1/credentials/\(first)", key: tenant.adminKey, json: #"{"\#(field)": null}"#)
+                #expect(refused.status == 400 && refused.errorCode == "missing_field", "\(field): \(refused)")
+            }
         }
     }
 }
