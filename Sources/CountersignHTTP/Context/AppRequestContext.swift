@@ -1,3 +1,4 @@
+import CountersignCore
 public import Hummingbird
 import Logging
 import Synchronization
@@ -18,15 +19,28 @@ public struct AppRequestContext: RequestContext {
     }
 }
 
-/// The metadata `AuthenticationMiddleware` learns (tenant, key prefix) for the access log line
-/// that `RequestObservationMiddleware` writes. That middleware sits outside, and a context is a
-/// value: what the inner one sets on its copy never reaches the outer one, this box does.
+/// Who asked, as `AuthenticationMiddleware` learns it, for the access log line that
+/// `RequestObservationMiddleware` writes. That middleware sits outside, and a context is a value:
+/// what the inner one sets on its copy never reaches the outer one, this box does.
 final class AccessLogFields: Sendable {
-    private let fields = Mutex<Logger.Metadata>([:])
+    private let principal = Mutex<Principal?>(nil)
 
-    var metadata: Logger.Metadata { fields.withLock { $0 } }
+    func record(_ principal: Principal) {
+        self.principal.withLock { $0 = principal }
+    }
 
-    func record(_ metadata: Logger.Metadata) {
-        fields.withLock { $0.merge(metadata) { _, new in new } }
+    /// The line's metadata, made only when the line is written.
+    var metadata: Logger.Metadata {
+        principal.withLock { $0 }.map(\.logMetadata) ?? [:]
+    }
+}
+
+extension Principal {
+    /// How a log line names who asked: never the key itself, its prefix at most.
+    var logMetadata: Logger.Metadata {
+        switch self {
+        case .operator: ["principal": "operator"]
+        case .tenantKey(let key): ["tenant": .string(key.tenantID.text), "key": .string(key.prefix)]
+        }
     }
 }

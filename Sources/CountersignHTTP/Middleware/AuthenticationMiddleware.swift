@@ -21,18 +21,11 @@ struct AuthenticationMiddleware: RouterMiddleware {
         let principal = try await authenticator.authenticate(bearer: parts[1].drop(while: { $0 == " " }))
         var context = context
         context.principal = principal
+        context.accessLog?.record(principal)
         // Setting logger metadata costs a formatting pass in the log handler even when nothing is
         // logged, so it is done only where the request's info and debug lines will be written.
-        let logsInfo = context.logger.logLevel <= .info
-        if logsInfo || context.accessLog != nil {
-            let who: Logger.Metadata = switch principal {
-            case .operator: ["principal": "operator"]
-            case .tenantKey(let key): ["tenant": .string(key.tenantID.text), "key": .string(key.prefix)]
-            }
-            if logsInfo {
-                for (name, value) in who { context.logger[metadataKey: name] = value }
-            }
-            context.accessLog?.record(who)
+        if context.logger.logLevel <= .info {
+            for (name, value) in principal.logMetadata { context.logger[metadataKey: name] = value }
         }
         return try await next(request, context)
     }
