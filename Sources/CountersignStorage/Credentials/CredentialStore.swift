@@ -278,6 +278,9 @@ public struct CredentialStore: Sendable {
         ]
     }
 
+    /// The credential saved under these keychain attributes for `owner`, locked. Tenant-wide
+    /// credentials an admin provisioned and ones clients submitted are apart
+    /// (migrations/0008_submitted_credentials_apart.sql).
     static func find(tenantID: UUID, attributes: CredentialAttributes, owner: CredentialOwner, on connection: PostgresConnection) throws -> Credential? {
         let ownerValues = owner.columnValues
         return try connection.query(
@@ -288,12 +291,14 @@ public struct CredentialStore: Sendable {
               AND coalesce(c.port, -1) = coalesce($7::int, -1) AND coalesce(c.protocol, '') = coalesce($8::text, '')
               AND coalesce(c.realm, '') = coalesce($9::text, '') AND coalesce(c.path, '') = coalesce($10::text, '')
               AND coalesce(c.authentication_method, '') = coalesce($11::text, '') AND c.account = $12
+              AND (c.submitted_by_client IS NULL) = ($13::text IS NULL)
             FOR UPDATE
             """,
             [
                 .uuid(tenantID), ownerValues[0], ownerValues[1], ownerValues[2], .bool(attributes.isProxy), .text(attributes.host),
                 PostgresValue(attributes.port), PostgresValue(attributes.protocolName), PostgresValue(attributes.realm),
                 PostgresValue(attributes.path), PostgresValue(attributes.authenticationMethod?.rawValue), .text(attributes.account),
+                ownerValues[3],
             ]
         ).rows.first.map(Credential.init(row:))
     }

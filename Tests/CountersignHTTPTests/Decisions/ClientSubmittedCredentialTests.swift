@@ -25,6 +25,37 @@ struct ClientSubmittedCredentialTests {
         }
     }
 
+    /// A client's tenant-wide submission with an admin credential's very keychain attributes is
+    /// a row of its own: it must not replace the admin's secret, which would also reset its
+    /// counters and lift its block.
+    @Test func aSynchronizableSubmissionNeverReplacesAnAdminCredential() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let saved = try await api.call(
+                .post, "/v1/credentials", key: tenant.adminKey,
+                json: #"{"host": "intranet.example.com", "port": 443, "protocol": "https", "realm": "Intranet", "authenticationMethod": "NSURLAuthenticationMethodHTTPBasic", "account": "alice", "password": "admin-secret"}"#
+            )
+            let admin = try #require(saved.string("id"))
+            try await api.releasePolicy(tenant, then: #""maxFailures": 1, "clientPersistences": ["synchronizable"]"#)
+            let session = try await api.session(tenant)
+            let released = try await api.decided(tenant, session: session)
+            #expect(released.credentialPassword == "admin-secret")
+            try await api.outcome(tenant, decision: try #require(released.string("decisionId")), "rejected", upstreamStatus: 401)
+            #expect(try await api.counters(tenant, credential: admin).first?["blockedUntil"] is String)
+
+            let submitted = try await api.submit(tenant, session: session, user: "alice", password: "client-typed", persistence: "synchronizable")
+            #expect(submitted.status == 201, "\(submitted)")
+            let clientRow = try #require(submitted.string("credentialId"))
+            #expect(clientRow != admin)
+            #expect(try await api.history(tenant, credential: admin).allSatisfy { $0["event"] as? String != "secret_changed" })
+            #expect(try await api.counters(tenant, credential: admin).first?["blockedUntil"] is String, "the admin credential is still blocked")
+            // Another client's submission of the same key updates the clients' row, as one synced item.
+            let other = try await api.session(tenant, clientId: "device-2")
+            let again = try await api.submit(tenant, session: other, user: "alice", password: "typed-again", persistence: "synchronizable")
+            #expect(again.status == 200 && again.string("credentialId") == clientRow, "\(again)")
+        }
+    }
+
     @Test func noneIsAcceptedAndRememberedNowhere() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()
