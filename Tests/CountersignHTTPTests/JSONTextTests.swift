@@ -66,6 +66,16 @@ struct JSONTextTests {
         #expect((handWritten["credential"] as? NSDictionary)?["kind"] as? String == (kind == "untrusted" ? nil : kind == "identity" ? "clientIdentity" : "serverTrust"))
     }
 
+    @Test func aReleasedPasswordIsRedactedWhenPrintedOrDumped() {
+        let released = ReleasedCredential(kind: .password, user: "alice", password: "pa55-released", domain: nil)
+        var dumped = ""
+        dump(released, to: &dumped)
+        for text in [String(describing: released), String(reflecting: released), dumped] {
+            #expect(!text.contains("pa55-released") && text.contains("redacted"), "\(text)")
+        }
+        #expect(released.jsonText.contains("pa55-released"), "the answer itself carries it")
+    }
+
     @Test func escapesEveryControlCharacter() throws {
         var object = JSONObjectText()
         let text = String((0..<32).map { Character(Unicode.Scalar(UInt8($0))) }) + "\"\\é€😀"

@@ -30,7 +30,8 @@ struct ProbeTests {
     @Test func readinessTurns503WhenTheDatabaseStopsAndRecovers() async throws {
         let cluster = try TestDatabase.privateCluster()
         let url = try cluster.start()
-        let configuration = try await TestService.configuration(databaseURL: url)
+        var configuration = try await TestService.configuration(databaseURL: url)
+        configuration.readinessCacheTTL = .zero
         try await TestService.run(configuration: configuration) { api in
             #expect(try await api.call(.get, "/readyz").status == 200)
             try cluster.stop()
@@ -45,6 +46,20 @@ struct ProbeTests {
                 if !ready { try await Task.sleep(for: .milliseconds(100)) }
             }
             #expect(ready)
+        }
+        try? cluster.stop()
+    }
+
+    /// A flood of probes must not take the pool's connections from decisions.
+    @Test func readinessAnswersAreReusedForTheirPeriod() async throws {
+        let cluster = try TestDatabase.privateCluster()
+        let url = try cluster.start()
+        var configuration = try await TestService.configuration(databaseURL: url)
+        configuration.readinessCacheTTL = .seconds(60)
+        try await TestService.run(configuration: configuration) { api in
+            #expect(try await api.call(.get, "/readyz").status == 200)
+            try cluster.stop()
+            #expect(try await api.call(.get, "/readyz").status == 200, "the answer of a moment ago")
         }
         try? cluster.stop()
     }

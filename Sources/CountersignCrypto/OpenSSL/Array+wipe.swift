@@ -5,7 +5,7 @@ extension Array where Element == UInt8 {
     ///
     /// Best effort: Swift may have copied the array before (copy-on-write), and those copies
     /// are out of reach; wiping still shortens how long secrets stay in memory.
-    mutating func wipe() {
+    public mutating func wipe() {
         withUnsafeMutableBytes { bytes in
             guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
             OPENSSL_cleanse(base, bytes.count)

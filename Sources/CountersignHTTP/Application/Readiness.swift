@@ -1,15 +1,40 @@
 import CountersignCore
 import CountersignPostgres
+import Synchronization
 
 /// Ready means: the database answers, and it holds every migration this build knows.
-struct Readiness: Sendable {
+final class Readiness: Sendable {
     let pool: PostgresPool
     /// The newest migration version among the files this instance was started with.
     let expectedSchemaVersion: Int
     /// A probe must answer quickly even when the database hangs.
-    var timeout: Duration = .seconds(2)
+    let timeout: Duration = .seconds(2)
+    /// How long an answer is reused.
+    let cacheTTL: Duration
+    private let recent = Mutex<(at: ContinuousClock.Instant, failure: CountersignError?)?>(nil)
+
+    init(pool: PostgresPool, expectedSchemaVersion: Int, cacheTTL: Duration) {
+        self.pool = pool
+        self.expectedSchemaVersion = expectedSchemaVersion
+        self.cacheTTL = cacheTTL
+    }
 
     func check() async throws {
+        let now = ContinuousClock.now
+        if let recent = recent.withLock({ $0 }), now - recent.at < cacheTTL {
+            if let failure = recent.failure { throw failure }
+            return
+        }
+        do {
+            try await checkDatabase()
+            recent.withLock { $0 = (now, nil) }
+        } catch let error as CountersignError {
+            recent.withLock { $0 = (now, error) }
+            throw error
+        }
+    }
+
+    private func checkDatabase() async throws {
         let version: Int
         do {
             version = try await withTimeout(timeout) { [pool] in

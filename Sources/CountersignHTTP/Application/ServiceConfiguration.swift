@@ -20,6 +20,9 @@ public struct ServiceConfiguration: Sendable {
     /// How long a verified API key is trusted without asking the database again. A key revoked
     /// on another instance keeps working there for at most this long; 0 asks every time.
     public var apiKeyCacheTTL: Duration = .seconds(2)
+    /// How long a readiness answer is reused: a flood of probes costs the pool one check at most
+    /// per period instead of a connection each.
+    public var readinessCacheTTL: Duration = .seconds(1)
     /// Decision batches written at once at most, each on its own pool connection; keep it below
     /// the pool size. A writer beyond the first joins only when a batch's worth is waiting (see
     /// `DecisionWriter`).

@@ -20,7 +20,11 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
     router.add(middleware: RequestObservationMiddleware())
     router.add(middleware: ErrorMiddleware())
 
-    let readiness = Readiness(pool: pool, expectedSchemaVersion: migrationFiles.map(\.version).max() ?? 0)
+    let readiness = Readiness(
+        pool: pool,
+        expectedSchemaVersion: migrationFiles.map(\.version).max() ?? 0,
+        cacheTTL: configuration.readinessCacheTTL
+    )
     HealthController(readiness: readiness, metrics: registry).addRoutes(to: router)
 
     let body = JSONBody(limit: configuration.maxBodyBytes)
@@ -83,6 +87,9 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
     }
     var app = Application(
         router: router,
+        // A connection that sends nothing for a minute is closed: idle and half-sent requests
+        // must not hold file descriptors for ever where no proxy stands in front.
+        server: .http1(configuration: .init(idleTimeout: .seconds(60))),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "countersign"),
         services: services,
         logger: logger

@@ -193,7 +193,8 @@ extension ReleasedCredential: JSONTextRepresentable {
 
 // A released credential carries a password: printing one, on purpose or by string
 // interpolation into a log line, must not show it.
-extension ReleasedCredential: CustomStringConvertible, CustomDebugStringConvertible {
+extension ReleasedCredential: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public var description: String { "ReleasedCredential(\(kind.rawValue), user: \(user), password: redacted)" }
     public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["kind": kind, "user": user, "password": "redacted"], displayStyle: .struct) }
 }

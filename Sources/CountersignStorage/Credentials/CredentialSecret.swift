@@ -1,3 +1,4 @@
+import CountersignCore
 import Foundation
 
 /// What is sealed for a credential: the password today; kept as a small JSON object so that
@@ -12,4 +13,24 @@ struct CredentialSecret: Codable, Equatable {
     static func opened(_ sealed: [UInt8], with key: TenantSecretKey, rowID: UUID) throws -> CredentialSecret {
         try JSONDecoder().decode(CredentialSecret.self, from: Data(try key.open(sealed, rowID: rowID)))
     }
+}
+
+// The types that carry a password in the clear say so when printed, dumped or interpolated into
+// a log line, and show no more.
+extension CredentialSecret: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    var description: String { "CredentialSecret(password: redacted)" }
+    var debugDescription: String { description }
+    var customMirror: Mirror { Mirror(self, children: ["password": "redacted"], displayStyle: .struct) }
+}
+
+extension CredentialStore.Input: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String { "CredentialStore.Input(\(attributes.host), account: \(attributes.account), password: redacted)" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["attributes": attributes, "password": "redacted"], displayStyle: .struct) }
+}
+
+extension CredentialStore.Changes: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String { "CredentialStore.Changes(password: \(password == nil ? "unchanged" : "redacted"))" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["password": password == nil ? "unchanged" : "redacted"], displayStyle: .struct) }
 }

@@ -95,10 +95,11 @@ public struct DecisionStore: Sendable {
         ).rows.first?.decode("session_id", as: UUID.self) else { return nil }
         // Lock order of every transaction here: sessions, decisions, counters, tenants.
         try connection.execute("SELECT 1 FROM sessions WHERE id = $1 FOR NO KEY UPDATE", [.uuid(sessionID)])
-        let row = try connection.query(
+        // Gone since the first read only if the retention sweep deleted it meanwhile.
+        guard let row = try connection.query(
             "SELECT \(Self.columns), d.space_key, d.max_failures, d.block_seconds, d.block_increment_seconds, d.max_block_seconds FROM decisions d WHERE d.id = $1 FOR UPDATE",
             [.uuid(decisionID)]
-        ).rows[0]
+        ).rows.first else { return nil }
         let decision = try Self.entry(from: row)
         if let existing = decision.outcome {
             guard existing == outcome else {

@@ -34,7 +34,7 @@ public struct IdentityStore: Sendable {
         }
         let sealed = try key.seal(pkcs8, rowID: id)
         // The plaintext key is not needed any more; do not leave it in freed memory.
-        for index in pkcs8.indices { pkcs8[index] = 0 }
+        pkcs8.wipe()
 
         let leaf = identity.certificate
         let names = AcceptableIssuers.names(certificate: leaf, chain: identity.chain).map { Data($0).base64EncodedString() }
@@ -146,7 +146,7 @@ public struct IdentityStore: Sendable {
         }
         guard let stored else { return nil }
         var pkcs8 = try key.open(stored.sealed, rowID: id)
-        defer { for index in pkcs8.indices { pkcs8[index] = 0 } }
+        defer { pkcs8.wipe() }
         do {
             let privateKey = try PrivateKey(pkcs8DER: pkcs8)
             let certificates = try Certificate.parseChain(pem: stored.chain)
