@@ -5,6 +5,9 @@ internal import COpenSSL
 public struct ClientIdentity: Sendable, CustomStringConvertible {
     /// The largest PKCS#12 file accepted (a key and a full chain take a few KiB).
     public static let maximumPKCS12ByteCount = 1024 * 1024
+    /// Most key-derivation iterations a PKCS#12 MAC may ask for: each costs a hash, and the count
+    /// is the uploader's to choose.
+    public static let maximumIterations = 10_000_000
 
     /// The private key; never printed.
     public let privateKey: PrivateKey
@@ -60,7 +63,7 @@ public struct ClientIdentity: Sendable, CustomStringConvertible {
     /// - Throws: `CryptoError` `malformed_pkcs12` (not PKCS#12, no integrity MAC, or no key or
     ///   no certificate inside), `pkcs12_bad_password`, `pkcs12_unsupported_algorithm`,
     ///   `key_certificate_mismatch`, `unsupported_private_key`, `chain_too_long`.
-    public init(pkcs12 bytes: [UInt8], password: String) throws(CryptoError) {
+    public init(pkcs12 bytes: [UInt8], password: String, maximumIterations: Int = ClientIdentity.maximumIterations) throws(CryptoError) {
         guard !bytes.isEmpty, bytes.count <= Self.maximumPKCS12ByteCount else {
             throw CryptoError(.malformedPKCS12, "PKCS#12 file is empty or larger than \(Self.maximumPKCS12ByteCount) bytes")
         }
@@ -87,6 +90,13 @@ public struct ClientIdentity: Sendable, CustomStringConvertible {
         // cannot read such files with a password anyway; every mainstream tool writes one.
         guard PKCS12_mac_present(p12.pointer) == 1 else {
             throw CryptoError(.malformedPKCS12, "PKCS#12 file has no integrity MAC and is not accepted")
+        }
+        // Verifying the MAC derives its key with as many iterations as the file asks for; no tool
+        // writes more than a few hundred thousand (OpenSSL 2,048, Apple 2,000 to 100,000).
+        var macIterations: UnsafePointer<ASN1_INTEGER>?
+        PKCS12_get0_mac(nil, nil, nil, &macIterations, p12.pointer)
+        if let macIterations, ASN1_INTEGER_get(macIterations) > maximumIterations {
+            throw CryptoError(.malformedPKCS12, "PKCS#12 MAC asks for more than \(maximumIterations) key-derivation iterations")
         }
         // An empty password is written either as no password or as an empty BMPString,
         // depending on the tool; OpenSSL's own reader tries both the same way.

@@ -5,6 +5,7 @@ import CountersignStorage
 import Foundation
 import Hummingbird
 import Logging
+import NIOPosix
 
 /// The admin API for client identities (TLS client certificates with their keys). Uploads are
 /// checked (the key must belong to the certificate) and the key sealed like any secret; no
@@ -36,7 +37,10 @@ struct IdentityController: Sendable {
         group.post { request, context in
             let input = try await body.decode(UploadIdentity.self, from: request)
             if let label = input.label { try Validation.text(label, field: "label", maxLength: 200) }
-            let identity = try Self.identity(from: input)
+            // Key derivation runs as many iterations as the uploaded file asks for: on a thread of
+            // NIO's blocking pool, so that a costly file never stalls the cooperative pool that
+            // answers every tenant's challenges.
+            let identity = try await NIOThreadPool.singleton.runIfActive { try Self.identity(from: input) }
             let created = try await identities.create(tenantID: context.tenantID, identity: identity, label: input.label, actor: context.actor)
             cache.forgetTenant(context.tenantID)
             context.logger.notice(
