@@ -89,6 +89,30 @@ struct TenantAndKeyTests {
         }
     }
 
+    /// With the key cache on, a wrong secret presented under a real key's public prefix must not
+    /// lock the real key out, and a revocation on this instance still takes effect at once.
+    @Test func theKeyCacheRemembersKeysNotVerdicts() async throws {
+        try await TestService.run(configure: { $0.apiKeyCacheTTL = .seconds(600) }) { api in
+            let tenant = try await api.tenant()
+            let prefix = tenant.adminKey.split(separator: "_").prefix(2).joined(separator: "_")
+            let forged = prefix + "_" + String(repeating: "A", count: 43)
+            #expect(try await api.call(.get, "/v1/keys", key: forged).status == 401)
+            #expect(try await api.call(.get, "/v1/keys", key: tenant.adminKey).status == 200)
+            #expect(try await api.call(.get, "/v1/keys", key: forged).status == 401)
+            // An unknown key is refused again from memory, and stays refused.
+            let unknown = "csk_zzzzzzzzzzzz_" + String(repeating: "B", count: 43)
+            #expect(try await api.call(.get, "/v1/keys", key: unknown).status == 401)
+            #expect(try await api.call(.get, "/v1/keys", key: unknown).status == 401)
+
+            let created = try await api.call(.post, "/v1/keys", key: tenant.adminKey, json: ["name": "temp", "role": "admin"])
+            let secret = try #require(created.string("secret"))
+            let id = try #require((created["key"] as? [String: Any])?["id"] as? String)
+            #expect(try await api.call(.get, "/v1/keys", key: secret).status == 200)
+            #expect(try await api.call(.delete, "/v1/keys/\(id)", key: tenant.adminKey).status == 200)
+            #expect(try await api.call(.get, "/v1/keys", key: secret).status == 401)
+        }
+    }
+
     @Test func anotherTenantsObjectsAreNotFound() async throws {
         try await TestService.run { api in
             let one = try await api.tenant()

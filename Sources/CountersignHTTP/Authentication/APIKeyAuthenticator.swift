@@ -11,7 +11,9 @@ import Synchronization
 /// this instance take effect at once; those made through another instance within `ttl`.
 final class APIKeyAuthenticator: Sendable {
     private struct Entry {
-        var found: APIKeyStore.Authenticated
+        /// `nil`: no key has this lookup id. A client still sending a deleted key costs one query
+        /// per period, not one per request.
+        var found: APIKeyStore.Authenticated?
         var fetchedAt: ContinuousClock.Instant
     }
 
@@ -41,19 +43,19 @@ final class APIKeyAuthenticator: Sendable {
     private func tenantKey(for token: APIKeyToken) async throws -> APIKey {
         let now = ContinuousClock.now
         let cached = cache.withLock { $0[token.lookupID] }
-        let found: APIKeyStore.Authenticated?
+        let stored: APIKeyStore.Authenticated?
         if let cached, now - cached.fetchedAt < ttl {
-            found = APIKeyStore.matches(token, hash: cached.found.secretHash) ? cached.found : nil
+            stored = cached.found
         } else {
-            found = try await store.lookup(token)
-            if let found {
-                cache.withLock { entries in
-                    if entries.count >= Self.cacheLimit { entries.removeAll(keepingCapacity: true) }
-                    entries[token.lookupID] = Entry(found: found, fetchedAt: now)
-                }
+            // What is cached is the key under this lookup id (or that there is none), never the
+            // outcome of one presented secret: a wrong secret must not lock the right one out.
+            stored = try await store.find(lookupID: token.lookupID)
+            cache.withLock { entries in
+                if entries.count >= Self.cacheLimit { entries.removeAll(keepingCapacity: true) }
+                entries[token.lookupID] = Entry(found: stored, fetchedAt: now)
             }
         }
-        guard let found, !found.key.isRevoked else {
+        guard let found = stored.flatMap({ APIKeyStore.matches(token, hash: $0.secretHash) ? $0 : nil }), !found.key.isRevoked else {
             throw CountersignError(.invalidAPIKey, "the API key is not valid")
         }
         guard !found.tenantDisabled else {
@@ -64,11 +66,11 @@ final class APIKeyAuthenticator: Sendable {
 
     /// Forgets what this instance knew about a key, after a revocation.
     func forget(keyID: UUID) {
-        cache.withLock { entries in entries = entries.filter { $0.value.found.key.id != keyID } }
+        cache.withLock { entries in entries = entries.filter { $0.value.found?.key.id != keyID } }
     }
 
     /// Forgets every key of a tenant, after the tenant was disabled or enabled.
     func forget(tenantID: UUID) {
-        cache.withLock { entries in entries = entries.filter { $0.value.found.key.tenantID != tenantID } }
+        cache.withLock { entries in entries = entries.filter { $0.value.found?.key.tenantID != tenantID } }
     }
 }

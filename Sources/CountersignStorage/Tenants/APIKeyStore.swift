@@ -96,14 +96,21 @@ public struct APIKeyStore: Sendable {
     /// The key a presented token names, if its secret matches; revoked keys are returned too,
     /// so that the caller can tell a revoked key from a wrong one in its own logs.
     public func lookup(_ token: APIKeyToken) async throws -> Authenticated? {
-        let found = try await pool.withConnection { connection in
+        guard let found = try await find(lookupID: token.lookupID), Self.matches(token, hash: found.secretHash) else { return nil }
+        return found
+    }
+
+    /// The key with this public lookup id, whatever secret was presented with it; the caller
+    /// compares (``matches(_:hash:)``).
+    public func find(lookupID: String) async throws -> Authenticated? {
+        try await pool.withConnection { connection in
             try connection.query(
                 """
                 SELECT \(Self.columns), k.secret_hash, t.disabled_at IS NOT NULL AS tenant_disabled
                 FROM api_keys k JOIN tenants t ON t.id = k.tenant_id
                 WHERE k.lookup_id = $1
                 """,
-                [.text(token.lookupID)]
+                [.text(lookupID)]
             ).rows.first.map { row in
                 Authenticated(
                     key: try Self.key(from: row),
@@ -112,8 +119,6 @@ public struct APIKeyStore: Sendable {
                 )
             }
         }
-        guard let found, Self.matches(token, hash: found.secretHash) else { return nil }
-        return found
     }
 
     /// Whether `token` is the key whose stored hash is `hash`, compared in constant time.
