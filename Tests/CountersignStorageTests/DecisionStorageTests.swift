@@ -40,7 +40,7 @@ struct DecisionStorageTests {
             #expect(results.filter { ($0.counter?.failures ?? 0) < 30 }.allSatisfy { $0.counter?.blockedUntil == nil })
             #expect(results.filter { ($0.counter?.failures ?? 0) >= 30 }.allSatisfy { $0.counter?.blockedUntil != nil })
 
-            let counters = try await CounterStore(pool: fixture.pool).list(tenantID: tenantID)
+            let counters = try await CounterStore(pool: fixture.pool).list(tenantID: tenantID).entries
             #expect(counters.count == 1)
             #expect(counters.first?.totalRejections == 100)
             #expect(counters.first?.blocks == 1)

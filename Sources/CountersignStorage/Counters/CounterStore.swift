@@ -50,13 +50,30 @@ public struct CounterStore: Sendable {
         }
     }
 
-    public func list(tenantID: UUID, credentialID: UUID? = nil, blockedOnly: Bool = false) async throws -> [Entry] {
-        try await pool.withConnection { connection in
-            try Self.entries(
-                where: "rc.tenant_id = $1 AND ($2::uuid IS NULL OR rc.credential_id = $2::uuid) AND (NOT $3::boolean OR rc.blocked_until > now())",
-                [.uuid(tenantID), PostgresValue(credentialID), .bool(blockedOnly)],
-                on: connection
-            )
+    /// One page of counters, most recent rejection first, and the cursor of the next page.
+    public func list(
+        tenantID: UUID,
+        credentialID: UUID? = nil,
+        blockedOnly: Bool = false,
+        limit: Int = 100,
+        after cursor: String? = nil
+    ) async throws -> (entries: [Entry], next: String?) {
+        let position = try cursor.map(PageCursor.init(text:))
+        return try await PageCursor.reading(after: position) {
+            try await pool.withConnection { connection in
+                let rows = try Self.rows(
+                    where: """
+                        rc.tenant_id = $1 AND ($2::uuid IS NULL OR rc.credential_id = $2::uuid) AND (NOT $3::boolean OR rc.blocked_until > now())
+                          AND ($4::timestamptz IS NULL OR (coalesce(rc.last_rejection_at, '-infinity'), rc.id) < ($4::timestamptz, $5::uuid))
+                        """,
+                    [.uuid(tenantID), PostgresValue(credentialID), .bool(blockedOnly), PostgresValue(position?.at), PostgresValue(position?.id)],
+                    limit: limit + 1,
+                    on: connection
+                )
+                let entries = try rows.prefix(limit).map(Self.entry(from:))
+                guard rows.count > limit, let last = rows.prefix(limit).last else { return (entries, nil) }
+                return (entries, PageCursor(at: try last.decode("cursor_at"), id: try last.decode("id")).text)
+            }
         }
     }
 
@@ -80,39 +97,53 @@ public struct CounterStore: Sendable {
     }
 
     static func entries(where condition: String, _ parameters: [PostgresValue], on connection: PostgresConnection) throws -> [Entry] {
-        let rows = try connection.query(
+        try rows(where: condition, parameters, on: connection).map(entry(from:))
+    }
+
+    /// The counters `condition` selects, most recent rejection first (counters without one
+    /// last), each with `cursor_at`, the time a page cursor carries.
+    static func rows(where condition: String, _ parameters: [PostgresValue], limit: Int? = nil, on connection: PostgresConnection) throws -> [PostgresRow] {
+        let limitClause = limit == nil ? "" : "LIMIT $\(parameters.count + 1)"
+        return try connection.query(
             """
             SELECT rc.id, rc.credential_id, c.account, c.host, rc.space_key, rc.failures, rc.total_rejections, rc.last_rejection_at,
                 CASE WHEN rc.blocked_until > now() THEN rc.blocked_until END AS blocked_until, rc.blocks, rc.last_blocked_at,
                 coalesce((SELECT jsonb_agg(jsonb_build_object('clientId', cc.client_id, 'rejections', cc.rejections,
                     'lastRejectionAt', to_char(cc.last_rejection_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
                     ORDER BY cc.last_rejection_at DESC)
-                    FROM rejection_counter_clients cc WHERE cc.counter_id = rc.id), '[]')::text AS clients
+                    FROM rejection_counter_clients cc WHERE cc.counter_id = rc.id), '[]')::text AS clients,
+                coalesce(rc.last_rejection_at, '-infinity')::text AS cursor_at
             FROM rejection_counters rc JOIN credentials c ON c.id = rc.credential_id
             WHERE \(condition)
-            ORDER BY rc.last_rejection_at DESC NULLS LAST, rc.id
+            ORDER BY coalesce(rc.last_rejection_at, '-infinity') DESC, rc.id DESC
+            \(limitClause)
             """,
-            parameters
-        )
+            parameters + (limit.map { [.int($0)] } ?? [])
+        ).rows
+    }
+
+    static let clientsDecoder: JSONDecoder = {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601withFractions
-        return try rows.rows.map { row in
-            let clients: String = try row.decode("clients")
-            return Entry(
-                id: try row.decode("id"),
-                credentialId: try row.decode("credential_id"),
-                account: try row.decode("account"),
-                host: try row.decode("host"),
-                protectionSpace: try row.decode("space_key"),
-                failures: try row.decode("failures"),
-                totalRejections: try row.decode("total_rejections"),
-                lastRejectionAt: try row.decode("last_rejection_at"),
-                blockedUntil: try row.decode("blocked_until"),
-                blocks: try row.decode("blocks"),
-                lastBlockedAt: try row.decode("last_blocked_at"),
-                clients: try decoder.decode([Entry.Client].self, from: Data(clients.utf8))
-            )
-        }
+        return decoder
+    }()
+
+    static func entry(from row: PostgresRow) throws -> Entry {
+        let clients: String = try row.decode("clients")
+        return Entry(
+            id: try row.decode("id"),
+            credentialId: try row.decode("credential_id"),
+            account: try row.decode("account"),
+            host: try row.decode("host"),
+            protectionSpace: try row.decode("space_key"),
+            failures: try row.decode("failures"),
+            totalRejections: try row.decode("total_rejections"),
+            lastRejectionAt: try row.decode("last_rejection_at"),
+            blockedUntil: try row.decode("blocked_until"),
+            blocks: try row.decode("blocks"),
+            lastBlockedAt: try row.decode("last_blocked_at"),
+            clients: try clientsDecoder.decode([Entry.Client].self, from: Data(clients.utf8))
+        )
     }
 }
 

@@ -192,17 +192,13 @@ public struct DecisionStore: Sendable {
 
     /// One page of decisions, newest first, and the cursor of the next page.
     public func list(tenantID: UUID, filter: Filter, limit: Int, after cursor: String?) async throws -> (entries: [DecisionEntry], next: String?) {
-        let position = try cursor.map(Self.position(of:))
-        do {
-            return try await page(tenantID: tenantID, filter: filter, limit: limit, after: position)
-        } catch let error as PostgresError where position != nil && error.sqlState?.hasPrefix("22") == true {
-            // A data exception: the cursor's timestamp has the shape of one, but PostgreSQL
-            // found no such time in it (month 99, say).
-            throw CountersignError(.invalidQuery, "'cursor' is not a cursor this service gave out")
+        let position = try cursor.map(PageCursor.init(text:))
+        return try await PageCursor.reading(after: position) {
+            try await page(tenantID: tenantID, filter: filter, limit: limit, after: position)
         }
     }
 
-    private func page(tenantID: UUID, filter: Filter, limit: Int, after position: (at: String, id: UUID)?) async throws -> (entries: [DecisionEntry], next: String?) {
+    private func page(tenantID: UUID, filter: Filter, limit: Int, after position: PageCursor?) async throws -> (entries: [DecisionEntry], next: String?) {
         try await pool.withConnection { connection in
             let rows = try connection.query(
                 """
@@ -228,25 +224,8 @@ public struct DecisionStore: Sendable {
             guard rows.count > limit, let last = rows.prefix(limit).last else { return (entries, nil) }
             let lastAt: String = try last.decode("cursor_at")
             let lastID: UUID = try last.decode("id")
-            return (entries, Self.cursor(at: lastAt, id: lastID))
+            return (entries, PageCursor(at: lastAt, id: lastID).text)
         }
-    }
-
-    static func cursor(at: String, id: UUID) -> String {
-        Data("\(at)|\(id.text)".utf8).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-    }
-
-    static func position(of cursor: String) throws -> (at: String, id: UUID) {
-        var base64 = cursor.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        guard cursor.count <= 200, let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8),
-            let separator = text.lastIndex(of: "|"), let id = UUID(text: String(text[text.index(after: separator)...])),
-            Timestamps.isPostgresTimestamp(text[..<separator])
-        else {
-            throw CountersignError(.invalidQuery, "'cursor' is not a cursor this service gave out")
-        }
-        return (String(text[..<separator]), id)
     }
 
     static func entry(from row: PostgresRow) throws -> DecisionEntry {
@@ -283,12 +262,5 @@ public struct DecisionStore: Sendable {
             outcomeSource: try row.decode("outcome_source"),
             countedRejection: try row.decode("counted")
         )
-    }
-}
-
-/// PostgreSQL's own timestamp text, as cursors carry it so that paging compares exactly.
-enum Timestamps {
-    static func isPostgresTimestamp(_ text: Substring) -> Bool {
-        text.count >= 19 && text.count <= 40 && text.allSatisfy { $0.isNumber || "-:. +".contains($0) }
     }
 }

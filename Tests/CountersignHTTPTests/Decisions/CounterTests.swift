@@ -61,6 +61,36 @@ struct CounterTests {
         }
     }
 
+    @Test func countersComeInPagesNewestFirst() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            _ = try await api.credential(tenant)
+            try await api.releasePolicy(tenant, then: #""maxFailures": 10, "persistence": "none""#)
+            let session = try await api.session(tenant)
+            let realms = ["A", "B", "C", "D", "E"]
+            for realm in realms {
+                let decision = try #require(try await api.decided(tenant, session: session, taskId: UUID().uuidString, space: Space.basic.with { $0.realm = realm }).string("decisionId"))
+                try await api.outcome(tenant, decision: decision, "rejected")
+            }
+            var seen: [String] = []
+            var cursor: String?
+            var pages = 0
+            repeat {
+                let page = try await api.call(.get, "/v1/counters?limit=2" + (cursor.map { "&cursor=\($0)" } ?? ""), key: tenant.adminKey)
+                #expect(page.status == 200, "\(page)")
+                let counters = try #require(page["counters"] as? [[String: Any]])
+                #expect(counters.count <= 2)
+                seen += counters.compactMap { ($0["protectionSpace"] as? String)?.split(separator: "|").dropLast().last.map(String.init) }
+                cursor = page.string("nextCursor")
+                pages += 1
+            } while cursor != nil && pages < 10
+            #expect(pages == 3)
+            #expect(seen == realms.reversed(), "most recent rejection first, each counter once")
+            #expect(try await api.call(.get, "/v1/counters?cursor=bogus", key: tenant.adminKey).errorCode == "invalid_query")
+            #expect(try await api.call(.get, "/v1/counters?limit=0", key: tenant.adminKey).errorCode == "invalid_query")
+        }
+    }
+
     @Test func resetLiftsTheBlockAndKeepsTheTotal() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()
