@@ -70,6 +70,28 @@ struct DecisionStorageTests {
         }
     }
 
+    /// A rejection that does not block moves no state version; a decision made from the
+    /// credential's failure count (a security-check answer) must still see it.
+    @Test func aDecisionExpectingFailuresIsStaleOnceAnotherRejectionCounted() async throws {
+        try await StorageFixture.run { fixture in
+            let credential = try await fixture.credential()
+            let writer = DecisionWriter(pool: fixture.pool, logger: StorageFixture.logger)
+            let session = try await fixture.session()
+            let rejected = try await fixture.releaseRecord(credential, session: session, maxFailures: 5)
+            #expect(try await writer.record(rejected) == .recorded(failures: 0))
+
+            var expecting = try await fixture.releaseRecord(credential, session: session, maxFailures: 5)
+            expecting.expectedFailures = 0
+            _ = try await fixture.decisions.reportOutcome(tenantID: fixture.tenantID, decisionID: rejected.id, outcome: .rejected, upstreamStatus: 401, source: "report")
+            #expect(try await writer.record(expecting) == .stale)
+            #expect(try await fixture.decisions.get(tenantID: fixture.tenantID, id: expecting.id) == nil)
+
+            var current = try await fixture.releaseRecord(credential, session: session, maxFailures: 5)
+            current.expectedFailures = 1
+            #expect(try await writer.record(current) == .recorded(failures: 1))
+        }
+    }
+
     @Test func aDecisionThatAskedThePolicyIsStaleOnceTheSessionRememberedItsSpace() async throws {
         try await StorageFixture.run { fixture in
             let credential = try await fixture.credential()

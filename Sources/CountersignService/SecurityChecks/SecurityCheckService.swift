@@ -92,7 +92,7 @@ public struct SecurityCheckService: Sendable {
                     }
                     answer = template.filled(secret: password, account: credential.attributes.account, domain: credential.domain)
                 }
-                let record = DecisionRecord(
+                var record = DecisionRecord(
                     tenantID: asker.tenantID,
                     sessionID: asker.sessionID,
                     clientID: clientID,
@@ -106,6 +106,9 @@ public struct SecurityCheckService: Sendable {
                     tenantStateVersion: tenant.version,
                     sessionStateVersion: session.version
                 )
+                // The stored answer goes out only if it was not refused too often: a rejection
+                // counted meanwhile (in another session) makes this decision stale.
+                if plan.decision.credential != nil { record.expectedFailures = started?.credentialFailures }
                 drafts.append(Draft(name: name, plan: plan, record: record, answer: answer))
             }
 
@@ -134,6 +137,15 @@ public struct SecurityCheckService: Sendable {
             pending = pending.filter { answers[$0] == nil }
             if pending.isEmpty { return answers }
             forget(asker)
+            for name in pending {
+                guard let started = challenged[name], let handler = policy.securityCheckHandler(named: name) else { continue }
+                challenged[name] = try await store.refreshed(
+                    started,
+                    tenantID: asker.tenantID,
+                    credentialID: handler.credentialId.flatMap { UUID(text: $0) },
+                    spaceKey: SecurityCheckEngine.protectionSpace(for: name).key
+                )
+            }
         }
         throw CountersignError(.serviceBusy, "the tenant's policy or credentials kept changing during the decision; retry")
     }

@@ -22,6 +22,10 @@ public struct DecisionRecord: Sendable {
     /// The tenant and session state versions the plan was made from.
     public var tenantStateVersion: Int64
     public var sessionStateVersion: Int64
+    /// For a plan that depends on how often its credential was refused in this space (a
+    /// security-check answer): the failures it was made from. Recorded only if they are still
+    /// the counter's; `nil` for every other decision.
+    public var expectedFailures: Int?
 
     /// Where the session remembers (or would remember) the answer: the protection space's key,
     /// or the plan's own key (server trust adds the presented chain's digest).

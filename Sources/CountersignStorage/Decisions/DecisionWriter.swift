@@ -16,8 +16,9 @@ import Synchronization
 /// connections at once (one batch's fsync overlapping the next batch's work).
 ///
 /// Each decision commits only if the state it was decided from is still current (the tenant's
-/// and session's state versions, and for a decision that asked the policy, no answer remembered
-/// by the session meanwhile); one that lost that race comes back `.stale`. How the batch is
+/// and session's state versions, for a decision that asked the policy no answer remembered by the
+/// session meanwhile, and the credential's failures when the record expects some); one that lost
+/// that race comes back `.stale`. How the batch is
 /// checked and locked is described with `record_decisions` in migrations/0006_decision_batches.sql.
 public final class DecisionWriter: Sendable {
     private struct Pending {
@@ -132,7 +133,8 @@ public final class DecisionWriter: Sendable {
     }
 
     /// The batch as `record_decisions` reads it: an array of `decision_batch_row`, the fields
-    /// in the order that type declares them (migrations/0006_decision_batches.sql).
+    /// in the order that type declares them (migrations/0006_decision_batches.sql, and
+    /// `expected_failures` from 0009_decisions_expecting_failures.sql).
     static func rows(_ records: [DecisionRecord]) -> String {
         var rows = PostgresRecordArrayText()
         for (index, record) in records.enumerated() {
@@ -173,6 +175,7 @@ public final class DecisionWriter: Sendable {
             rows.add(plan.source == .policy || plan.source == .noMatchingRule)
             rows.add(record.memoryKey)
             rows.add(plan.memoryEntry(spaceKey: record.spaceKey).map(memoryJSON))
+            rows.add(record.expectedFailures)
         }
         return rows.text
     }

@@ -39,17 +39,7 @@ public struct SecurityCheckStore: Sendable {
     ) async throws -> Challenged {
         try await pool.withTransaction { connection in
             let now = try Self.now(on: connection)
-            var failures = 0
-            var blockedUntil: Date?
-            if let credentialID,
-                let counter = try connection.query(
-                    "SELECT failures, blocked_until FROM rejection_counters WHERE tenant_id = $1 AND credential_id = $2 AND space_key = $3",
-                    [.uuid(tenantID), .uuid(credentialID), .text(spaceKey)]
-                ).rows.first
-            {
-                failures = try counter.decode("failures")
-                blockedUntil = try counter.decode("blocked_until", as: Date?.self).flatMap { $0 > now ? $0 : nil }
-            }
+            let (failures, blockedUntil) = try Self.counter(tenantID: tenantID, credentialID: credentialID, spaceKey: spaceKey, at: now, on: connection)
             let state = try Self.transition(
                 tenantID: tenantID,
                 securityCheck: securityCheck,
@@ -60,6 +50,31 @@ public struct SecurityCheckStore: Sendable {
             ) { SecurityCheckState.challenged($0, at: now, limits: limits) }
             return Challenged(state: state, credentialFailures: failures, credentialBlockedUntil: blockedUntil, now: now)
         }
+    }
+
+    /// `challenged` read again for its credential's counter alone, after a decision made from it
+    /// came back stale: the client's state was already moved by the challenge.
+    public func refreshed(_ challenged: Challenged, tenantID: UUID, credentialID: UUID?, spaceKey: String) async throws -> Challenged {
+        try await pool.withConnection { connection in
+            let now = try Self.now(on: connection)
+            var refreshed = challenged
+            (refreshed.credentialFailures, refreshed.credentialBlockedUntil) = try Self.counter(
+                tenantID: tenantID, credentialID: credentialID, spaceKey: spaceKey, at: now, on: connection
+            )
+            refreshed.now = now
+            return refreshed
+        }
+    }
+
+    /// A credential's rejections in a space, and its block if one runs at `now`.
+    private static func counter(tenantID: UUID, credentialID: UUID?, spaceKey: String, at now: Date, on connection: PostgresConnection) throws -> (failures: Int, blockedUntil: Date?) {
+        guard let credentialID,
+            let counter = try connection.query(
+                "SELECT failures, blocked_until FROM rejection_counters WHERE tenant_id = $1 AND credential_id = $2 AND space_key = $3",
+                [.uuid(tenantID), .uuid(credentialID), .text(spaceKey)]
+            ).rows.first
+        else { return (0, nil) }
+        return (try counter.decode("failures"), try counter.decode("blocked_until", as: Date?.self).flatMap { $0 > now ? $0 : nil })
     }
 
     /// What a failure or success report did.
