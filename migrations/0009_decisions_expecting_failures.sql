@@ -1,13 +1,15 @@
 -- A decision may also depend on how often its credential was refused in its protection space:
 -- a security-check answer holds the stored credential back when the server says one attempt
--- remains and the credential was refused before. Such a decision carries the failures it was
--- decided from (expected_failures), and is recorded only if they are still the counter's; a
--- rejection that does not block bumps no state version, so nothing else would notice it. Read in
--- the same statement that inserts, the decision is ordered before any rejection it did not see.
--- Everything else in record_decisions is as in 0006_decision_batches.sql.
-ALTER TYPE decision_batch_row ADD ATTRIBUTE expected_failures int;
-
-CREATE OR REPLACE FUNCTION record_decisions(batch decision_batch_row[], session_ids uuid[], tenant_ids uuid[], remembers boolean)
+-- remains and the credential was refused before. Such a decision comes with the failures it was
+-- decided from (expected_failures, by batch_index + 1; null for every other decision), and is
+-- recorded only if they are still the counter's: a rejection that does not block bumps no state
+-- version, so nothing else would notice it. Read in the same statement that inserts, the
+-- decision is ordered before any rejection it did not see.
+--
+-- The batch row type is left as it is and the four-argument function keeps answering, now through
+-- this one: instances of the previous release still write their batches while a rolling upgrade
+-- replaces them. Everything else is as in 0006_decision_batches.sql.
+CREATE FUNCTION record_decisions(batch decision_batch_row[], session_ids uuid[], tenant_ids uuid[], remembers boolean, expected_failures int[])
 RETURNS TABLE (batch_index int, recorded boolean, failures int)
 LANGUAGE plpgsql
 -- Every batch has the same shape, so the statements below need no plan of their own per call;
@@ -49,7 +51,7 @@ BEGIN
             AND live_session_versions[array_position(live_sessions, i.session_id)] IS NOT DISTINCT FROM i.session_version
             AND NOT (i.asks_policy AND EXISTS (
                 SELECT 1 FROM session_memory m WHERE m.session_id = i.session_id AND m.space_key = i.memory_key))
-            AND (i.expected_failures IS NULL OR i.expected_failures = coalesce((
+            AND (expected_failures[i.batch_index + 1] IS NULL OR expected_failures[i.batch_index + 1] = coalesce((
                 SELECT rc.failures FROM rejection_counters rc
                 WHERE rc.tenant_id = i.tenant_id AND rc.credential_id = i.credential_id AND rc.space_key = i.space_key), 0))
         ) AS is_current
@@ -84,4 +86,11 @@ BEGIN
     FROM verdict v
     ORDER BY v.batch_index;
 END
+$$;
+
+CREATE OR REPLACE FUNCTION record_decisions(batch decision_batch_row[], session_ids uuid[], tenant_ids uuid[], remembers boolean)
+RETURNS TABLE (batch_index int, recorded boolean, failures int)
+LANGUAGE sql
+AS $$
+    SELECT * FROM record_decisions(batch, session_ids, tenant_ids, remembers, NULL::int[])
 $$;

@@ -109,9 +109,9 @@ public final class DecisionWriter: Sendable {
         }
     }
 
-    /// One call of `record_decisions` (migrations/0006_decision_batches.sql), which locks the
-    /// batch's sessions and tenants, keeps the decisions whose state is still current, inserts
-    /// them and their session memory, and reads the released credentials' failures: one
+    /// One call of `record_decisions` (migrations/0006_decision_batches.sql and 0009), which
+    /// locks the batch's sessions and tenants, keeps the decisions whose state is still current,
+    /// inserts them and their session memory, and reads the released credentials' failures: one
     /// statement, so one round trip and one transaction.
     private func write(_ records: [DecisionRecord]) async throws -> [DecisionCommit] {
         let parameters: [PostgresValue] = [
@@ -119,11 +119,12 @@ public final class DecisionWriter: Sendable {
             .textArray(Set(records.map(\.sessionID)).map(\.text)),
             .textArray(Set(records.map(\.tenantID)).map(\.text)),
             .bool(records.contains { $0.plan.rememberInSession }),
+            Self.expectedFailures(records),
         ]
         return try await pool.withConnection { connection in
             var commits = [DecisionCommit](repeating: .stale, count: records.count)
             for row in try connection.query(
-                "SELECT batch_index, recorded, failures FROM record_decisions($1::decision_batch_row[], $2::uuid[], $3::uuid[], $4::boolean)",
+                "SELECT batch_index, recorded, failures FROM record_decisions($1::decision_batch_row[], $2::uuid[], $3::uuid[], $4::boolean, $5::int[])",
                 parameters
             ).rows where try row.decode("recorded", as: Bool.self) {
                 commits[try row.decode("batch_index")] = .recorded(failures: try row.decode("failures"))
@@ -133,8 +134,7 @@ public final class DecisionWriter: Sendable {
     }
 
     /// The batch as `record_decisions` reads it: an array of `decision_batch_row`, the fields
-    /// in the order that type declares them (migrations/0006_decision_batches.sql, and
-    /// `expected_failures` from 0009_decisions_expecting_failures.sql).
+    /// in the order that type declares them (migrations/0006_decision_batches.sql).
     static func rows(_ records: [DecisionRecord]) -> String {
         var rows = PostgresRecordArrayText()
         for (index, record) in records.enumerated() {
@@ -175,9 +175,15 @@ public final class DecisionWriter: Sendable {
             rows.add(plan.source == .policy || plan.source == .noMatchingRule)
             rows.add(record.memoryKey)
             rows.add(plan.memoryEntry(spaceKey: record.spaceKey).map(memoryJSON))
-            rows.add(record.expectedFailures)
         }
         return rows.text
+    }
+
+    /// The failures each decision expects, by batch index (migrations/0009): null when none does,
+    /// as nearly every batch.
+    static func expectedFailures(_ records: [DecisionRecord]) -> PostgresValue {
+        guard records.contains(where: { $0.expectedFailures != nil }) else { return .null }
+        return .text("{" + records.map { $0.expectedFailures.map(String.init) ?? "NULL" }.joined(separator: ",") + "}")
     }
 
     /// The answer a session remembers, as `record_decisions` reads it.
