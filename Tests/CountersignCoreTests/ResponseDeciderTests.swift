@@ -70,6 +70,20 @@ struct ResponseDeciderTests {
         #expect(plan.selection.assessments.map(\.status) == [.unsupportedAlgorithm, .lowerPreference, .chosen])
     }
 
+    /// A hash the crypto library lacks (MD5 under a FIPS-only OpenSSL) is as if the tenant did not
+    /// prefer it: another challenge is answered, never one the process cannot compute.
+    @Test func aMechanismThisProcessCannotComputeIsPassedOver() throws {
+        let decide = engine(releasing: [.httpBasic, .httpDigest])
+        let plan = try ResponseDecider.plan(
+            context([#"Digest realm="d", nonce="n", qop=auth"#, #"Basic realm="b""#]),
+            policy: .empty,
+            canAnswer: { $0 != .digest(.md5) },
+            decide: decide
+        )
+        #expect(plan.chosen?.index == 1)
+        #expect(plan.selection.assessments.map(\.status) == [.unsupportedAlgorithm, .chosen])
+    }
+
     @Test func aBlockedCredentialAnswersWithItsRulesDisposition() throws {
         let decide = engine(releasing: [], blocked: [.httpDigest])
         let plan = try ResponseDecider.plan(context([#"Basic realm="b""#, #"Digest realm="d", nonce="n", qop=auth"#]), policy: .empty, decide: decide)

@@ -68,6 +68,14 @@ struct HashingTests {
         #expect(HMAC.authenticationCode(.sha512, key: key, message: message).hexString == sha512)
     }
 
+    /// Debian's default OpenSSL provider computes every algorithm Countersign uses; a FIPS-only
+    /// one would report MD5 missing, and Digest answers then avoid it.
+    @Test func everyAlgorithmIsAvailableHere() {
+        for algorithm in HashAlgorithm.allCases {
+            #expect(Digest.isAvailable(algorithm), "\(algorithm)")
+        }
+    }
+
     @Test func hmacRFC4231TruncatedOutput() {
         let code = HMAC.authenticationCode(.sha256, key: [UInt8](repeating: 0x0c, count: 20), message: Array("Test With Truncation".utf8))
         #expect(Array(code.prefix(16)).hexString == "a3b6167473100ee06e0c796c2955552b")

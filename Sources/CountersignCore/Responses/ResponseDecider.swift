@@ -13,14 +13,17 @@ public enum ResponseDecider {
     ///   - response: the validated response; it must carry challenges (not a 403).
     ///   - policy: the tenant's policy (its preference order and rules).
     ///   - decide: the decision engine for one protection space.
+    ///   - canAnswer: whether this process can compute a mechanism's answer (a Digest hash its
+    ///     crypto library lacks cannot be); the others are as if not in the preference order.
     /// - Throws: when every challenge is malformed, the first one's code (such as
     ///   `missing_challenge_parameter`): the server's response cannot be answered at all.
     public static func plan(
         _ response: RawResponseContext,
         policy: Policy,
+        canAnswer: (AuthenticationMechanism) -> Bool = { _ in true },
         decide: (ProtectionSpace) -> DecisionPlan
     ) throws(CountersignError) -> ResponsePlan {
-        let preference = policy.settings.schemePreference
+        let preference = policy.settings.schemePreference.filter(canAnswer)
         var plans: [String: DecisionPlan] = [:]
         let selection = AuthenticationChallengeSelector(preference: preference).select(from: response.challenges) { scheme, realm in
             let space = response.protectionSpace(scheme: scheme, realm: realm)

@@ -48,6 +48,21 @@ public enum Digest {
         return Array(output.prefix(Int(length)))
     }
 
+    /// Whether the loaded OpenSSL providers compute `algorithm`: a FIPS-only configuration has
+    /// no MD5, and `hash` must never be asked for what it cannot do.
+    public static func isAvailable(_ algorithm: HashAlgorithm) -> Bool {
+        availability[algorithm] ?? false
+    }
+
+    private static let availability: [HashAlgorithm: Bool] = Dictionary(uniqueKeysWithValues: HashAlgorithm.allCases.map { algorithm in
+        var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        let input: [UInt8] = [0]
+        let ok = input.withUnsafeBytes { EVP_Digest($0.baseAddress, 1, &output, &length, algorithm.evp, nil) } == 1
+        OpenSSLErrorQueue.clear()
+        return (algorithm, ok)
+    })
+
     /// The digest of the UTF-8 bytes of `string`.
     public static func hash(_ algorithm: HashAlgorithm, _ string: String) -> [UInt8] {
         hash(algorithm, Array(string.utf8))

@@ -21,12 +21,12 @@ public struct RawResponseService: Sendable {
     let store: DecisionStore
     let nonceCounts: DigestNonceCountStore
     let parser: AuthenticationChallengeParser
-    let responder = DigestResponder { algorithm, bytes in
-        switch algorithm {
-        case .md5: Digest.hash(.md5, bytes)
-        case .sha256: Digest.hash(.sha256, bytes)
-        case .sha512_256: Digest.hash(.sha512_256, bytes)
-        }
+    let responder = DigestResponder { algorithm, bytes in Digest.hash(hashAlgorithm(of: algorithm), bytes) }
+
+    /// Digest answers only with the hashes OpenSSL computes here; the other mechanisms need none.
+    static func canAnswer(_ mechanism: AuthenticationMechanism) -> Bool {
+        guard case .digest(let algorithm) = mechanism else { return true }
+        return Digest.isAvailable(hashAlgorithm(of: algorithm))
     }
 
     public init(
@@ -85,7 +85,7 @@ public struct RawResponseService: Sendable {
             previousFailureCount: failureCount,
             for: asker,
             plan: { state in
-                try ResponseDecider.plan(context, policy: state.tenant.policy.policy) { space in
+                try ResponseDecider.plan(context, policy: state.tenant.policy.policy, canAnswer: Self.canAnswer) { space in
                     state.plan(for: Challenge(taskId: context.taskId, protectionSpace: space, previousFailureCount: failureCount))
                 }
             },
@@ -257,5 +257,13 @@ public struct RawResponseService: Sendable {
             cnonce: cnonce,
             nonceCount: nonceCount
         ).headerValue
+    }
+}
+
+private func hashAlgorithm(of algorithm: DigestHashAlgorithm) -> HashAlgorithm {
+    switch algorithm {
+    case .md5: .md5
+    case .sha256: .sha256
+    case .sha512_256: .sha512_256
     }
 }
