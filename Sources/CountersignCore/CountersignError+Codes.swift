@@ -13,6 +13,7 @@ extension CountersignError.Code {
     public static let bodyTooLarge = Self("body_too_large", kind: .payloadTooLarge)
     public static let unsupportedMediaType = Self("unsupported_media_type", kind: .unsupportedMediaType)
     public static let routeNotFound = Self("route_not_found", kind: .notFound)
+    public static let methodNotAllowed = Self("method_not_allowed", kind: .methodNotAllowed)
 
     // Who is asking.
     public static let unauthenticated = Self("unauthenticated", kind: .unauthenticated)

@@ -25,6 +25,7 @@ extension CountersignError {
         case unauthenticated
         case forbidden
         case notFound
+        case methodNotAllowed
         case conflict
         case payloadTooLarge
         case unsupportedMediaType

@@ -94,6 +94,29 @@ struct ErrorTests {
         }
     }
 
+    @Test func aRouteAskedWithAMethodItDoesNotTakeIs405WithAllow() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let id = UUID().text
+            let cases: [(HTTPRequest.Method, String, String)] = [
+                (.delete, "/healthz", "GET"),
+                (.get, "/v1/sessions/\(id)/challenges", "POST"),
+                (.post, "/v1/credentials/\(id)", "DELETE, GET, PATCH"),
+                (.put, "/v1/counters", "GET"),
+                (.delete, "/v1/security-checks/states", "GET"),
+            ]
+            for (method, path, allowed) in cases {
+                let reply = try await api.call(method, path, key: tenant.adminKey, checkContract: false)
+                #expect(reply.status == 405, "\(method) \(path): \(reply)")
+                #expect(reply.errorCode == "method_not_allowed", "\(method) \(path)")
+                #expect(reply.headers[.allow] == allowed, "\(method) \(path)")
+            }
+            let unknown = try await api.call(.delete, "/v1/sessions/\(id)/nothing", key: tenant.adminKey, checkContract: false)
+            #expect(unknown.status == 404)
+            #expect(unknown.errorCode == "route_not_found")
+        }
+    }
+
     @Test func everyResponseCarriesARequestID() async throws {
         try await TestService.run { api in
             let ok = try await api.call(.get, "/healthz")

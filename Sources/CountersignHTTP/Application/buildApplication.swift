@@ -76,6 +76,7 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
     let securityCheckController = SecurityCheckController(securityChecks: securityChecks, body: body)
     securityCheckController.addClientRoutes(to: v1.group("sessions", context: ClientRequestContext.self))
     securityCheckController.addAdminRoutes(to: v1.group("security-checks", context: AdminRequestContext.self))
+    router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes))
 
     var services: [any Service] = [
         pool,

@@ -11,6 +11,7 @@ extension CountersignError.Kind {
         case .unauthenticated: .unauthorized
         case .forbidden: .forbidden
         case .notFound: .notFound
+        case .methodNotAllowed: .methodNotAllowed
         case .conflict: .conflict
         case .payloadTooLarge: .contentTooLarge
         case .unsupportedMediaType: .unsupportedMediaType
@@ -49,8 +50,6 @@ extension CountersignError {
                 return (CountersignError(.bodyTooLarge, "the request body is too large"), true)
             case .notFound:
                 return (CountersignError(.routeNotFound, "no such route"), true)
-            case .methodNotAllowed:
-                return (CountersignError(.routeNotFound, "no such route for this method"), true)
             default:
                 let kind: CountersignError.Kind = error.status.code < 500 ? .invalidInput : .internalFailure
                 return (CountersignError(.init("http_\(error.status.code)", kind: kind), error.status.reasonPhrase), true)
