@@ -47,6 +47,9 @@ import Testing
             #expect(identities.count == 3)
             #expect(identities.last?["id"] as? String == expired, "valid longest first: the expired one last")
             #expect(identities.last?["state"] as? String == "expired")
+            let paged = try await api.allPages("/v1/identities", "identities", key: tenant.adminKey, limit: 1)
+            #expect(paged.pages == 3)
+            #expect(paged.entries.compactMap { $0["id"] as? String } == identities.compactMap { $0["id"] as? String }, "pages keep the order")
             for reply in [upload, pem, list] {
                 let text = String(decoding: reply.body, as: UTF8.self)
                 #expect(!text.contains("PRIVATE KEY") && !text.contains("pkcs12") && !text.contains(pki.clientA.password))

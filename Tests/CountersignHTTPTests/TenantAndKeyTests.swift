@@ -55,6 +55,26 @@ struct TenantAndKeyTests {
         }
     }
 
+    @Test func keysAndTenantsComeInPagesOldestFirst() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            for name in ["k1", "k2", "k3"] {
+                #expect(try await api.call(.post, "/v1/keys", key: tenant.adminKey, json: ["name": name, "role": "client"]).status == 201)
+            }
+            let keys = try await api.allPages("/v1/keys", "keys", key: tenant.adminKey, limit: 2)
+            #expect(keys.entries.compactMap { $0["name"] as? String } == ["admin", "fleet", "k1", "k2", "k3"])
+            #expect(keys.pages == 3)
+
+            // Other tests create tenants meanwhile: ours must each appear once, in order.
+            let ours = [tenant.id, try await api.tenant().id, try await api.tenant().id]
+            let tenants = try await api.allPages("/v1/tenants", "tenants", key: TestService.operatorKey, limit: 2).entries.compactMap { $0["id"] as? String }
+            #expect(Set(tenants).count == tenants.count, "no tenant on two pages")
+            #expect(tenants.filter(ours.contains) == ours)
+            #expect(try await api.call(.get, "/v1/tenants?cursor=bm90LWEtY3Vyc29y", key: TestService.operatorKey).errorCode == "invalid_query")
+            #expect(try await api.call(.get, "/v1/keys?limit=1001", key: tenant.adminKey).errorCode == "invalid_query")
+        }
+    }
+
     @Test func rolesAreEnforced() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()

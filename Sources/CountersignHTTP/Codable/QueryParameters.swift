@@ -33,6 +33,11 @@ struct QueryParameters {
         return value
     }
 
+    /// `limit` (1 to 1000, 100 when absent) and `cursor` (the previous page's `nextCursor`) of a paged listing.
+    func page() throws -> (limit: Int, cursor: String?) {
+        (try int("limit", in: 1...1000) ?? 100, string("cursor"))
+    }
+
     func bool(_ name: String) throws -> Bool? {
         guard let text = string(name) else { return nil }
         switch text.lowercased() {

@@ -15,10 +15,6 @@ struct APIKeyController: Sendable {
         var role: APIKeyRole
     }
 
-    struct KeyList: Encodable {
-        var keys: [APIKey]
-    }
-
     func addRoutes(to group: RouterGroup<AdminRequestContext>) {
         group.post { request, context in
             let input = try await body.decode(CreateKey.self, from: request)
@@ -29,8 +25,9 @@ struct APIKeyController: Sendable {
             context.logger.notice("key created", metadata: ["created": "\(created.key.prefix)", "role": "\(input.role.rawValue)"])
             return try JSONResponse.make(CreatedKey(created), status: .created)
         }
-        group.get { _, context in
-            try JSONResponse.make(KeyList(keys: try await keys.list(tenantID: context.tenantID)))
+        group.get { request, context in
+            let page = try QueryParameters(request.uri.queryParameters).page()
+            return try JSONResponse.make(ListPage("keys", try await keys.list(tenantID: context.tenantID, limit: page.limit, after: page.cursor)))
         }
         group.get(":keyId") { _, context in
             guard let key = try await keys.get(tenantID: context.tenantID, id: try context.parameters.uuid("keyId")) else {

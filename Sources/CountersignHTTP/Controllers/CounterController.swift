@@ -10,30 +10,18 @@ struct CounterController: Sendable {
     let counters: CounterStore
     let cache: DecisionStateCache
 
-    struct CounterPage: Encodable {
-        var counters: [CounterStore.Entry]
-        var nextCursor: String?
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(counters, forKey: .counters)
-            try container.encode(nextCursor, forKey: .nextCursor)
-        }
-
-        enum CodingKeys: String, CodingKey { case counters, nextCursor }
-    }
-
     func addRoutes(to group: RouterGroup<AdminRequestContext>) {
         group.get { request, context in
             let query = try QueryParameters(request.uri.queryParameters)
-            let page = try await counters.list(
+            let page = try query.page()
+            let counters = try await counters.list(
                 tenantID: context.tenantID,
                 credentialID: try query.uuid("credentialId"),
                 blockedOnly: try query.bool("blocked") ?? false,
-                limit: try query.int("limit", in: 1...1000) ?? 100,
-                after: query.string("cursor")
+                limit: page.limit,
+                after: page.cursor
             )
-            return try JSONResponse.make(CounterPage(counters: page.entries, nextCursor: page.next))
+            return try JSONResponse.make(ListPage("counters", counters))
         }
         group.get(":counterId") { _, context in
             guard let counter = try await counters.get(tenantID: context.tenantID, id: try context.parameters.uuid("counterId")) else {

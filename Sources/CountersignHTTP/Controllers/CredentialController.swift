@@ -105,10 +105,6 @@ struct CredentialController: Sendable {
         }
     }
 
-    struct CredentialList: Encodable {
-        var credentials: [CredentialView]
-    }
-
     struct HistoryList: Encodable {
         var history: [CredentialStore.HistoryEntry]
     }
@@ -129,8 +125,15 @@ struct CredentialController: Sendable {
         }
         group.get { request, context in
             let query = try QueryParameters(request.uri.queryParameters)
-            let list = try await credentials.list(tenantID: context.tenantID, host: query.string("host"), account: query.string("account"))
-            return try JSONResponse.make(CredentialList(credentials: list.map(CredentialView.init)))
+            let page = try query.page()
+            let list = try await credentials.list(
+                tenantID: context.tenantID,
+                host: query.string("host"),
+                account: query.string("account"),
+                limit: page.limit,
+                after: page.cursor
+            )
+            return try JSONResponse.make(ListPage("credentials", list, CredentialView.init))
         }
         group.get(":credentialId") { _, context in
             try JSONResponse.make(CredentialView(try await credential(context)))

@@ -41,19 +41,6 @@ struct DecisionController: Sendable {
         var reasonCode: ResponseReasonCode?
     }
 
-    struct DecisionPage: Encodable {
-        var decisions: [DecisionEntry]
-        var nextCursor: String?
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(decisions, forKey: .decisions)
-            try container.encode(nextCursor, forKey: .nextCursor)
-        }
-
-        enum CodingKeys: String, CodingKey { case decisions, nextCursor }
-    }
-
     func addClientRoutes(to group: RouterGroup<ClientRequestContext>) {
         group.post(":decisionId/outcome") { request, context in
             let decisionID = try context.parameters.uuid("decisionId")
@@ -94,9 +81,10 @@ struct DecisionController: Sendable {
             if let since = filter.since, let until = filter.until, since >= until {
                 throw CountersignError(.invalidQuery, "'since' must be before 'until'")
             }
-            let limit = try query.int("limit", in: 1...1000) ?? 100
-            let page = try await store.list(tenantID: context.tenantID, filter: filter, limit: limit, after: query.string("cursor"))
-            return try JSONResponse.make(DecisionPage(decisions: page.entries, nextCursor: page.next))
+            let page = try query.page()
+            return try JSONResponse.make(
+                ListPage("decisions", try await store.list(tenantID: context.tenantID, filter: filter, limit: page.limit, after: page.cursor))
+            )
         }
         group.get(":decisionId") { _, context in
             guard let decision = try await store.get(tenantID: context.tenantID, id: try context.parameters.uuid("decisionId")) else {

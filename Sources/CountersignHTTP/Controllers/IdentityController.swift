@@ -29,10 +29,6 @@ struct IdentityController: Sendable {
         var label: String?
     }
 
-    struct IdentityList: Encodable {
-        var identities: [IdentityView]
-    }
-
     func addRoutes(to group: RouterGroup<AdminRequestContext>) {
         group.post { request, context in
             let input = try await body.decode(UploadIdentity.self, from: request)
@@ -49,9 +45,10 @@ struct IdentityController: Sendable {
             )
             return try JSONResponse.make(IdentityView(created), status: .created)
         }
-        group.get { _, context in
-            let list = try await identities.list(tenantID: context.tenantID)
-            return try JSONResponse.make(IdentityList(identities: list.map(IdentityView.init)))
+        group.get { request, context in
+            let page = try QueryParameters(request.uri.queryParameters).page()
+            let list = try await identities.list(tenantID: context.tenantID, limit: page.limit, after: page.cursor)
+            return try JSONResponse.make(ListPage("identities", list, IdentityView.init))
         }
         group.get(":identityId") { _, context in
             guard let identity = try await identities.get(tenantID: context.tenantID, id: try context.parameters.uuid("identityId")) else {

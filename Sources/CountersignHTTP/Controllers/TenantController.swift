@@ -19,18 +19,15 @@ struct TenantController: Sendable {
         var name: String
     }
 
-    struct TenantList: Encodable {
-        var tenants: [Tenant]
-    }
-
     func addRoutes(to group: RouterGroup<OperatorRequestContext>) {
         group.post { request, _ in
             let input = try await body.decode(CreateTenant.self, from: request)
             let tenant = try await tenants.create(name: try Validation.name(input.name, field: "name"))
             return try JSONResponse.make(tenant, status: .created)
         }
-        group.get { _, _ in
-            try JSONResponse.make(TenantList(tenants: try await tenants.list()))
+        group.get { request, _ in
+            let page = try QueryParameters(request.uri.queryParameters).page()
+            return try JSONResponse.make(ListPage("tenants", try await tenants.list(limit: page.limit, after: page.cursor)))
         }
         group.get(":tenantId") { _, context in
             try JSONResponse.make(try await tenant(context))

@@ -58,8 +58,7 @@ public struct CounterStore: Sendable {
         limit: Int = 100,
         after cursor: String? = nil
     ) async throws -> (entries: [Entry], next: String?) {
-        let position = try cursor.map(PageCursor.init(text:))
-        return try await PageCursor.reading(after: position) {
+        try await PageCursor.paging(after: cursor) { position in
             try await pool.withConnection { connection in
                 let rows = try Self.rows(
                     where: """
@@ -70,9 +69,7 @@ public struct CounterStore: Sendable {
                     limit: limit + 1,
                     on: connection
                 )
-                let entries = try rows.prefix(limit).map(Self.entry(from:))
-                guard rows.count > limit, let last = rows.prefix(limit).last else { return (entries, nil) }
-                return (entries, PageCursor(at: try last.decode("cursor_at"), id: try last.decode("id")).text)
+                return try PageCursor.page(of: rows, limit: limit, Self.entry(from:))
             }
         }
     }

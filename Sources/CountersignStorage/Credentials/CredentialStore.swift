@@ -179,16 +179,28 @@ public struct CredentialStore: Sendable {
         }
     }
 
-    public func list(tenantID: UUID, host: String? = nil, account: String? = nil) async throws -> [Credential] {
-        try await pool.withConnection { connection in
-            try connection.query(
-                """
-                SELECT \(Credential.columns) FROM credentials c
-                WHERE c.tenant_id = $1 AND c.kind = 'password' AND ($2::text IS NULL OR c.host = lower($2)) AND ($3::text IS NULL OR c.account = $3)
-                ORDER BY c.host, c.account, c.created_at, c.id
-                """,
-                [.uuid(tenantID), PostgresValue(host), PostgresValue(account)]
-            ).rows.map(Credential.init(row:))
+    /// One page of the tenant's password credentials, newest first, and the cursor of the next page.
+    public func list(
+        tenantID: UUID,
+        host: String? = nil,
+        account: String? = nil,
+        limit: Int = 100,
+        after cursor: String? = nil
+    ) async throws -> (entries: [Credential], next: String?) {
+        try await PageCursor.paging(after: cursor) { position in
+            try await pool.withConnection { connection in
+                let rows = try connection.query(
+                    """
+                    SELECT \(Credential.columns), c.created_at::text AS cursor_at FROM credentials c
+                    WHERE c.tenant_id = $1 AND c.kind = 'password' AND ($2::text IS NULL OR c.host = lower($2)) AND ($3::text IS NULL OR c.account = $3)
+                      AND ($4::timestamptz IS NULL OR (c.created_at, c.id) < ($4::timestamptz, $5::uuid))
+                    ORDER BY c.created_at DESC, c.id DESC
+                    LIMIT $6
+                    """,
+                    [.uuid(tenantID), PostgresValue(host), PostgresValue(account), PostgresValue(position?.at), PostgresValue(position?.id), .int(limit + 1)]
+                ).rows
+                return try PageCursor.page(of: rows, limit: limit, Credential.init(row:))
+            }
         }
     }
 

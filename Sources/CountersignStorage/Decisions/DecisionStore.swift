@@ -192,8 +192,7 @@ public struct DecisionStore: Sendable {
 
     /// One page of decisions, newest first, and the cursor of the next page.
     public func list(tenantID: UUID, filter: Filter, limit: Int, after cursor: String?) async throws -> (entries: [DecisionEntry], next: String?) {
-        let position = try cursor.map(PageCursor.init(text:))
-        return try await PageCursor.reading(after: position) {
+        try await PageCursor.paging(after: cursor) { position in
             try await page(tenantID: tenantID, filter: filter, limit: limit, after: position)
         }
     }
@@ -220,11 +219,7 @@ public struct DecisionStore: Sendable {
                     PostgresValue(position?.at), PostgresValue(position?.id), .int(limit + 1),
                 ]
             ).rows
-            let entries = try rows.prefix(limit).map(Self.entry(from:))
-            guard rows.count > limit, let last = rows.prefix(limit).last else { return (entries, nil) }
-            let lastAt: String = try last.decode("cursor_at")
-            let lastID: UUID = try last.decode("id")
-            return (entries, PageCursor(at: lastAt, id: lastID).text)
+            return try PageCursor.page(of: rows, limit: limit, Self.entry(from:))
         }
     }
 

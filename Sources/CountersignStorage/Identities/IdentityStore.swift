@@ -80,25 +80,38 @@ public struct IdentityStore: Sendable {
                 return created
             }
         } catch let error as PostgresError where error.isUniqueViolation {
-            let existing = try await list(tenantID: tenantID).first { $0.certificate?.sha256Fingerprint == leaf.sha256Fingerprint }
+            let existing = try await pool.withConnection { connection in
+                try connection.query(
+                    """
+                    SELECT c.id FROM credentials c JOIN client_identities i ON i.credential_id = c.id
+                    WHERE c.tenant_id = $1 AND i.sha256_fingerprint = $2
+                    """,
+                    [.uuid(tenantID), .text(leaf.sha256Fingerprint)]
+                ).rows.first?.decode("id", as: UUID.self)
+            }
             throw CountersignError(
                 .identityExists,
-                "this certificate is already identity \(existing?.id.text ?? "of this tenant"); delete it first to replace it"
+                "this certificate is already identity \(existing?.text ?? "of this tenant"); delete it first to replace it"
             )
         }
     }
 
-    /// The tenant's identities, those valid longest first.
-    public func list(tenantID: UUID) async throws -> [Credential] {
-        try await pool.withConnection { connection in
-            try connection.query(
-                """
-                SELECT \(Credential.columns) FROM credentials c JOIN client_identities i ON i.credential_id = c.id
-                WHERE c.tenant_id = $1 AND c.kind = 'clientIdentity'
-                ORDER BY i.not_after DESC, c.created_at, c.id
-                """,
-                [.uuid(tenantID)]
-            ).rows.map(Credential.init(row:))
+    /// One page of the tenant's identities, those valid longest first, and the cursor of the next page.
+    public func list(tenantID: UUID, limit: Int = 100, after cursor: String? = nil) async throws -> (entries: [Credential], next: String?) {
+        try await PageCursor.paging(after: cursor) { position in
+            try await pool.withConnection { connection in
+                let rows = try connection.query(
+                    """
+                    SELECT \(Credential.columns), i.not_after::text AS cursor_at FROM credentials c JOIN client_identities i ON i.credential_id = c.id
+                    WHERE c.tenant_id = $1 AND c.kind = 'clientIdentity'
+                      AND ($2::timestamptz IS NULL OR (i.not_after, c.id) < ($2::timestamptz, $3::uuid))
+                    ORDER BY i.not_after DESC, c.id DESC
+                    LIMIT $4
+                    """,
+                    [.uuid(tenantID), PostgresValue(position?.at), PostgresValue(position?.id), .int(limit + 1)]
+                ).rows
+                return try PageCursor.page(of: rows, limit: limit, Credential.init(row:))
+            }
         }
     }
 

@@ -2,7 +2,7 @@ import CountersignCore
 import CountersignPostgres
 import Foundation
 
-/// Where a page of a newest-first listing ended: the last row's timestamp, as PostgreSQL wrote it
+/// Where a page of a listing ended: the last row's timestamp, as PostgreSQL wrote it
 /// (so that paging compares exactly), and its id. Clients see it as opaque base64url text.
 struct PageCursor: Sendable {
     /// PostgreSQL's text of a `timestamptz`, or `-infinity` for a row without a time.
@@ -32,9 +32,24 @@ struct PageCursor: Sendable {
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
+    /// Reads the cursor `text` (if any) and runs the page's query after it.
+    static func paging<Page>(after text: String?, _ query: (PageCursor?) async throws -> Page) async throws -> Page {
+        let position = try text.map(PageCursor.init(text:))
+        return try await reading(after: position) { try await query(position) }
+    }
+
+    /// The page of `rows`, read with `LIMIT limit + 1` and each with `id` and `cursor_at`: the
+    /// first `limit` entries, and the cursor after the last of them when another row follows.
+    static func page<Entry>(of rows: [PostgresRow], limit: Int, _ entry: (PostgresRow) throws -> Entry) throws -> (entries: [Entry], next: String?) {
+        let shown = rows.prefix(limit)
+        let entries = try shown.map(entry)
+        guard rows.count > limit, let last = shown.last else { return (entries, nil) }
+        return (entries, PageCursor(at: try last.decode("cursor_at"), id: try last.decode("id")).text)
+    }
+
     /// Runs the page's query; a cursor whose time has the shape of one but is no time PostgreSQL
     /// knows (month 99, say) makes it raise a data exception, which is the cursor's fault.
-    static func reading<Page>(after cursor: PageCursor?, _ query: () async throws -> Page) async throws -> Page {
+    private static func reading<Page>(after cursor: PageCursor?, _ query: () async throws -> Page) async throws -> Page {
         do {
             return try await query()
         } catch let error as PostgresError where cursor != nil && error.sqlState?.hasPrefix("22") == true {

@@ -61,12 +61,21 @@ public struct APIKeyStore: Sendable {
         }
     }
 
-    public func list(tenantID: UUID) async throws -> [APIKey] {
-        try await pool.withConnection { connection in
-            try connection.query(
-                "SELECT \(Self.columns) FROM api_keys k WHERE k.tenant_id = $1 ORDER BY k.created_at, k.id",
-                [.uuid(tenantID)]
-            ).rows.map(Self.key(from:))
+    /// One page of the tenant's keys, revoked ones included, oldest first, and the cursor of the next page.
+    public func list(tenantID: UUID, limit: Int = 100, after cursor: String? = nil) async throws -> (entries: [APIKey], next: String?) {
+        try await PageCursor.paging(after: cursor) { position in
+            try await pool.withConnection { connection in
+                let rows = try connection.query(
+                    """
+                    SELECT \(Self.columns), k.created_at::text AS cursor_at FROM api_keys k
+                    WHERE k.tenant_id = $1 AND ($2::timestamptz IS NULL OR (k.created_at, k.id) > ($2::timestamptz, $3::uuid))
+                    ORDER BY k.created_at, k.id
+                    LIMIT $4
+                    """,
+                    [.uuid(tenantID), PostgresValue(position?.at), PostgresValue(position?.id), .int(limit + 1)]
+                ).rows
+                return try PageCursor.page(of: rows, limit: limit, Self.key(from:))
+            }
         }
     }
 

@@ -25,15 +25,33 @@ public struct TenantStore: Sendable {
         }
     }
 
-    public func list() async throws -> [Tenant] {
-        try await pool.withConnection { connection in
-            try connection.query("SELECT \(Self.columns) FROM tenants ORDER BY created_at, id").rows.map(Self.tenant(from:))
+    /// One page of the tenants, oldest first, and the cursor of the next page.
+    public func list(limit: Int = 100, after cursor: String? = nil) async throws -> (entries: [Tenant], next: String?) {
+        try await PageCursor.paging(after: cursor) { position in
+            try await pool.withConnection { connection in
+                let rows = try connection.query(
+                    """
+                    SELECT \(Self.columns), created_at::text AS cursor_at FROM tenants
+                    WHERE $1::timestamptz IS NULL OR (created_at, id) > ($1::timestamptz, $2::uuid)
+                    ORDER BY created_at, id
+                    LIMIT $3
+                    """,
+                    [PostgresValue(position?.at), PostgresValue(position?.id), .int(limit + 1)]
+                ).rows
+                return try PageCursor.page(of: rows, limit: limit, Self.tenant(from:))
+            }
         }
     }
 
     public func get(id: UUID) async throws -> Tenant? {
         try await pool.withConnection { connection in
             try connection.query("SELECT \(Self.columns) FROM tenants WHERE id = $1", [.uuid(id)]).rows.first.map(Self.tenant(from:))
+        }
+    }
+
+    public func get(name: String) async throws -> Tenant? {
+        try await pool.withConnection { connection in
+            try connection.query("SELECT \(Self.columns) FROM tenants WHERE name = $1", [.text(name)]).rows.first.map(Self.tenant(from:))
         }
     }
 

@@ -40,7 +40,7 @@ struct DemoTenant: Codable {
         }
         let tenants = TenantStore(pool: pool)
         let tenant: Tenant
-        if let existing = try await tenants.list().first(where: { $0.name == "demo" }) {
+        if let existing = try await tenants.get(name: "demo") {
             tenant = existing
         } else {
             tenant = try await tenants.create(name: "demo")

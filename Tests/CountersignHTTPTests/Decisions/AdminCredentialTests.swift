@@ -112,6 +112,24 @@ struct AdminCredentialTests {
         }
     }
 
+    @Test func credentialsComeInPagesNewestFirstWithTheirFilters() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            var made: [String] = []
+            for account in ["a1", "a2", "a3", "a4", "a5"] {
+                made.append(try await api.credential(tenant, account: account))
+            }
+            _ = try await api.credential(tenant, host: "files.example.com", account: "a6")
+            let intranet = try await api.allPages("/v1/credentials?host=intranet.example.com", "credentials", key: tenant.adminKey, limit: 2)
+            #expect(intranet.entries.compactMap { $0["id"] as? String } == made.reversed(), "newest first, each once")
+            #expect(intranet.pages == 3)
+            let all = try await api.allPages("/v1/credentials", "credentials", key: tenant.adminKey, limit: 6)
+            #expect(all.entries.count == 6)
+            #expect(all.pages == 1, "a page that holds the rest has no next cursor")
+            #expect(try await api.call(.get, "/v1/credentials?cursor=x", key: tenant.adminKey).errorCode == "invalid_query")
+        }
+    }
+
     @Test func deleteIsRefusedWhileARuleNamesIt() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()

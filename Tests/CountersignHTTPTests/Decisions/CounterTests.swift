@@ -72,18 +72,8 @@ struct CounterTests {
                 let decision = try #require(try await api.decided(tenant, session: session, taskId: UUID().uuidString, space: Space.basic.with { $0.realm = realm }).string("decisionId"))
                 try await api.outcome(tenant, decision: decision, "rejected")
             }
-            var seen: [String] = []
-            var cursor: String?
-            var pages = 0
-            repeat {
-                let page = try await api.call(.get, "/v1/counters?limit=2" + (cursor.map { "&cursor=\($0)" } ?? ""), key: tenant.adminKey)
-                #expect(page.status == 200, "\(page)")
-                let counters = try #require(page["counters"] as? [[String: Any]])
-                #expect(counters.count <= 2)
-                seen += counters.compactMap { ($0["protectionSpace"] as? String)?.split(separator: "|").dropLast().last.map(String.init) }
-                cursor = page.string("nextCursor")
-                pages += 1
-            } while cursor != nil && pages < 10
+            let (counters, pages) = try await api.allPages("/v1/counters", "counters", key: tenant.adminKey, limit: 2)
+            let seen = counters.compactMap { ($0["protectionSpace"] as? String)?.split(separator: "|").dropLast().last.map(String.init) }
             #expect(pages == 3)
             #expect(seen == realms.reversed(), "most recent rejection first, each counter once")
             #expect(try await api.call(.get, "/v1/counters?cursor=bogus", key: tenant.adminKey).errorCode == "invalid_query")

@@ -42,17 +42,8 @@ struct DecisionAuditTests {
             let created = (all["decisions"] as? [[String: Any]] ?? []).compactMap { $0["createdAt"] as? String }
             #expect(created == created.sorted(by: >), "newest first")
 
-            var paged: [String] = []
-            var cursor: String?
-            var pages = 0
-            repeat {
-                let page = try await api.call(.get, "/v1/decisions?limit=4" + (cursor.map { "&cursor=\($0)" } ?? ""), key: tenant.adminKey)
-                #expect(page.status == 200)
-                paged += Self.ids(page)
-                cursor = page.string("nextCursor")
-                pages += 1
-            } while cursor != nil && pages < 20
-            #expect(paged == Self.ids(all))
+            let (paged, pages) = try await api.allPages("/v1/decisions", "decisions", key: tenant.adminKey, limit: 4)
+            #expect(paged.compactMap { $0["id"] as? String } == Self.ids(all))
             #expect(pages == 5)
 
             let bySession = try await api.call(.get, "/v1/decisions?sessionId=\(bob)", key: tenant.adminKey)
