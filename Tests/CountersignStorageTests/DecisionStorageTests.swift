@@ -46,7 +46,7 @@ struct DecisionStorageTests {
             #expect(counters.first?.blocks == 1)
             #expect(counters.first?.clients.count == 10)
             let history = try #require(try await fixture.credentials.history(tenantID: tenantID, id: credential.id))
-            let blocked = history.filter { $0.event == "blocked" }
+            let blocked = history.entries.filter { $0.event == "blocked" }
             #expect(blocked.count == 1)
             #expect(blocked.first?.details["failures"] == "30")
             #expect(try await fixture.state.tenantState(tenantID)?.blockedUntil[credential.id] != nil)

@@ -105,10 +105,6 @@ struct CredentialController: Sendable {
         }
     }
 
-    struct HistoryList: Encodable {
-        var history: [CredentialStore.HistoryEntry]
-    }
-
     func addRoutes(to group: RouterGroup<AdminRequestContext>) {
         group.post { request, context in
             let input = try await body.decode(SaveCredential.self, from: request)
@@ -158,11 +154,19 @@ struct CredentialController: Sendable {
             cache.forgetTenant(context.tenantID)
             return Response(status: .noContent)
         }
-        group.get(":credentialId/history") { _, context in
-            guard let history = try await credentials.history(tenantID: context.tenantID, id: try context.parameters.uuid("credentialId")) else {
+        group.get(":credentialId/history") { request, context in
+            let page = try QueryParameters(request.uri.queryParameters).page()
+            guard
+                let history = try await credentials.history(
+                    tenantID: context.tenantID,
+                    id: try context.parameters.uuid("credentialId"),
+                    limit: page.limit,
+                    after: page.cursor
+                )
+            else {
                 throw CountersignError(.notFound, "no such credential")
             }
-            return try JSONResponse.make(HistoryList(history: history))
+            return try JSONResponse.make(ListPage("history", history))
         }
     }
 

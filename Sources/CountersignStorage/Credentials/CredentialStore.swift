@@ -235,23 +235,41 @@ public struct CredentialStore: Sendable {
     }
 
     /// The history of a credential, oldest first; `nil` when the tenant never had it.
-    public func history(tenantID: UUID, id: UUID) async throws -> [HistoryEntry]? {
-        try await pool.withConnection { connection in
+    /// One page of a credential's history, oldest first, and the cursor of the next page; `nil`
+    /// when the tenant never had that credential. A deleted credential keeps its history.
+    public func history(tenantID: UUID, id: UUID, limit: Int = 100, after cursor: String? = nil) async throws -> (entries: [HistoryEntry], next: String?)? {
+        let position = try cursor.map(SequenceCursor.init(text:))
+        return try await pool.withConnection { connection in
             let rows = try connection.query(
-                "SELECT at, event, actor, details::text AS details FROM credential_history WHERE tenant_id = $1 AND credential_id = $2 ORDER BY id",
-                [.uuid(tenantID), .uuid(id)]
-            )
-            guard !rows.rows.isEmpty else { return nil }
-            return try rows.rows.map { row in
-                let details: String = try row.decode("details")
-                return HistoryEntry(
-                    at: try row.decode("at"),
-                    event: try row.decode("event"),
-                    actor: try row.decode("actor"),
-                    details: (try? JSONDecoder().decode([String: String].self, from: Data(details.utf8))) ?? [:]
+                """
+                SELECT id, at, event, actor, details::text AS details FROM credential_history
+                WHERE tenant_id = $1 AND credential_id = $2 AND ($3::bigint IS NULL OR id > $3::bigint)
+                ORDER BY id
+                LIMIT $4
+                """,
+                [.uuid(tenantID), .uuid(id), PostgresValue(position?.after), .int(limit + 1)]
+            ).rows
+            if rows.isEmpty {
+                let known = try connection.query(
+                    "SELECT 1 FROM credential_history WHERE tenant_id = $1 AND credential_id = $2 LIMIT 1",
+                    [.uuid(tenantID), .uuid(id)]
                 )
+                guard !known.rows.isEmpty else { return nil }
             }
+            let shown = rows.prefix(limit)
+            let next = rows.count > limit ? SequenceCursor(after: try shown.last!.decode("id")).text : nil
+            return (try shown.map(Self.historyEntry(from:)), next)
         }
+    }
+
+    private static func historyEntry(from row: PostgresRow) throws -> HistoryEntry {
+        let details: String = try row.decode("details")
+        return HistoryEntry(
+            at: try row.decode("at"),
+            event: try row.decode("event"),
+            actor: try row.decode("actor"),
+            details: (try? JSONDecoder().decode([String: String].self, from: Data(details.utf8))) ?? [:]
+        )
     }
 
     /// The password of a credential, opened; `nil` when it is gone or its secret changed

@@ -16,11 +16,8 @@ struct PageCursor: Sendable {
 
     /// Reads a cursor this service gave out; anything else is `invalid_query`.
     init(text: String) throws {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        guard text.count <= 200, let data = Data(base64Encoded: base64), let decoded = String(data: data, encoding: .utf8),
-            let separator = decoded.lastIndex(of: "|"), let id = UUID(text: String(decoded[decoded.index(after: separator)...])),
-            Self.isPostgresTimestamp(decoded[..<separator])
+        guard let decoded = CursorText.decode(text, maxLength: 200), let separator = decoded.lastIndex(of: "|"),
+            let id = UUID(text: String(decoded[decoded.index(after: separator)...])), Self.isPostgresTimestamp(decoded[..<separator])
         else {
             throw Self.refused
         }
@@ -28,8 +25,7 @@ struct PageCursor: Sendable {
     }
 
     var text: String {
-        Data("\(at)|\(id.text)".utf8).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        CursorText.encode("\(at)|\(id.text)")
     }
 
     /// Reads the cursor `text` (if any) and runs the page's query after it.
@@ -57,9 +53,25 @@ struct PageCursor: Sendable {
         }
     }
 
-    private static let refused = CountersignError(.invalidQuery, "'cursor' is not a cursor this service gave out")
+    static let refused = CountersignError(.invalidQuery, "'cursor' is not a cursor this service gave out")
 
     private static func isPostgresTimestamp(_ text: Substring) -> Bool {
         text == "-infinity" || (text.count >= 19 && text.count <= 40 && text.allSatisfy { $0.isNumber || "-:. +".contains($0) })
+    }
+}
+
+/// The text form of a cursor: its plain text in base64url without padding, opaque to clients.
+enum CursorText {
+    static func encode(_ plain: String) -> String {
+        Data(plain.utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    /// The plain text of a cursor at most `maxLength` characters long; `nil` for anything else.
+    static func decode(_ text: String, maxLength: Int) -> String? {
+        guard text.count <= maxLength else { return nil }
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        return Data(base64Encoded: base64).flatMap { String(data: $0, encoding: .utf8) }
     }
 }

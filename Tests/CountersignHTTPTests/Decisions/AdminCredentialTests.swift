@@ -130,6 +130,23 @@ struct AdminCredentialTests {
         }
     }
 
+    @Test func historyComesInPagesOldestFirstAndOutlivesTheCredential() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let id = try await api.credential(tenant)
+            for label in ["one", "two", "three"] {
+                #expect(try await api.call(.patch, "/v1/credentials/\(id)", key: tenant.adminKey, json: ["label": label]).status == 200)
+            }
+            #expect(try await api.call(.delete, "/v1/credentials/\(id)", key: tenant.adminKey).status == 204)
+            let history = try await api.allPages("/v1/credentials/\(id)/history", "history", key: tenant.adminKey, limit: 2)
+            #expect(history.entries.compactMap { $0["event"] as? String } == ["created", "updated", "updated", "updated", "deleted"])
+            #expect(history.pages == 3)
+            #expect(try await api.call(.get, "/v1/credentials/\(UUID().text)/history", key: tenant.adminKey).status == 404)
+            let badCursor = try await api.call(.get, "/v1/credentials/\(id)/history?cursor=bm90LWEtY3Vyc29y", key: tenant.adminKey)
+            #expect(badCursor.errorCode == "invalid_query")
+        }
+    }
+
     @Test func deleteIsRefusedWhileARuleNamesIt() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()
