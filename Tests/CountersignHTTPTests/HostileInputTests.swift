@@ -101,6 +101,23 @@ struct HostileInputTests {
             let tooLong = try await RawHTTP.exchange(head + "Content-Length: 10000000000\r\n\r\n", port: port)
             #expect(tooLong.status == 413 && tooLong.body.contains("body_too_large"), "\(tooLong)")
             #expect(ContinuousClock.now - started < .seconds(5))
+            // Over the limit, no 100 Continue invites the body: the 413 is the only answer.
+            let refused = try await RawHTTP.exchange(head + "Expect: 100-continue\r\nContent-Length: 10000000000\r\n\r\n", port: port)
+            #expect(refused.status == 413, "\(refused)")
+        }
+    }
+
+    @Test func expectContinueIsAnsweredBeforeTheBody() async throws {
+        try await TestService.run(.live) { api in
+            let tenant = try await api.tenant()
+            let port = try #require(api.port)
+            let body = #"{"clientId": "device-continue"}"#
+            let head = "POST /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(tenant.clientKey)\r\n"
+                + "Content-Type: application/json\r\nConnection: close\r\nExpect: 100-continue\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
+            let reply = try await RawHTTP.exchange(head: head, thenBody: body, port: port)
+            #expect(reply.interim.hasPrefix("HTTP/1.1 100 Continue\r\n"), "\(reply.interim)")
+            #expect(reply.final.status == 201, "\(reply.final)")
+            #expect(reply.final.body.contains("\"clientId\":\"device-continue\""), "\(reply.final.body)")
         }
     }
 }

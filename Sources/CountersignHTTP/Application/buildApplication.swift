@@ -90,7 +90,12 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
         router: router,
         // A connection that sends nothing for a minute is closed: idle and half-sent requests
         // must not hold file descriptors for ever where no proxy stands in front.
-        server: .http1(configuration: .init(idleTimeout: .seconds(60))),
+        server: .http1(
+            configuration: .init(
+                additionalChannelHandlers: [ExpectContinueHandler(maxBodyBytes: configuration.maxBodyBytes)],
+                idleTimeout: .seconds(60)
+            )
+        ),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "countersign"),
         services: services,
         logger: logger

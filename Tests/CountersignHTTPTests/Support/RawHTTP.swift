@@ -11,17 +11,26 @@ enum RawHTTP {
     /// Sends `request` as is (it should ask for `Connection: close`) and returns the status,
     /// every header as `[name, value]` in order, and the body.
     static func exchange(_ request: String, port: Int) async throws -> (status: Int, headers: [[String]], body: String) {
-        let bytes = Array(request.utf8)
-        let raw = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
-            // Blocking socket calls belong on a thread of their own, not on the cooperative pool.
-            Thread.detachNewThread {
-                continuation.resume(with: Result { try Self.transfer(bytes, port: port) })
-            }
-        }
-        return try Self.parse(raw)
+        try Self.parse(try await transfer(Array(request.utf8), then: nil, port: port).final)
     }
 
-    private static func transfer(_ request: [UInt8], port: Int) throws -> [UInt8] {
+    /// Sends `head` (which should carry `Expect: 100-continue`), waits for the interim response
+    /// and returns it, then sends `body` and returns the final response as `exchange` does.
+    static func exchange(head: String, thenBody body: String, port: Int) async throws -> (interim: String, final: (status: Int, headers: [[String]], body: String)) {
+        let (interim, final) = try await transfer(Array(head.utf8), then: Array(body.utf8), port: port)
+        return (String(decoding: interim, as: UTF8.self), try Self.parse(final))
+    }
+
+    private static func transfer(_ request: [UInt8], then body: [UInt8]?, port: Int) async throws -> (interim: [UInt8], final: [UInt8]) {
+        try await withCheckedThrowingContinuation { continuation in
+            // Blocking socket calls belong on a thread of their own, not on the cooperative pool.
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try Self.transferBlocking(request, then: body, port: port) })
+            }
+        }
+    }
+
+    private static func transferBlocking(_ request: [UInt8], then body: [UInt8]?, port: Int) throws -> (interim: [UInt8], final: [UInt8]) {
         #if canImport(Glibc)
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
@@ -40,20 +49,38 @@ enum RawHTTP {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else { throw RawHTTPFailure("connect to port \(port): errno \(errno)") }
-        var sent = 0
-        while sent < request.count {
-            let count = request[sent...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, 0) }
-            guard count > 0 else { throw RawHTTPFailure("send: errno \(errno)") }
-            sent += count
+        func sendAll(_ bytes: [UInt8]) throws {
+            var sent = 0
+            while sent < bytes.count {
+                let count = bytes[sent...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, 0) }
+                guard count > 0 else { throw RawHTTPFailure("send: errno \(errno)") }
+                sent += count
+            }
         }
-        var response: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-            guard count >= 0 else { throw RawHTTPFailure("recv: errno \(errno)") }
-            if count == 0 { return response }
-            response.append(contentsOf: buffer[..<count])
+        /// Reads until the peer closes, or only until the end of a head when `headOnly`.
+        func receive(headOnly: Bool) throws -> [UInt8] {
+            var response: [UInt8] = []
+            var byte: UInt8 = 0
+            var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+            while true {
+                let count = headOnly
+                    ? recv(descriptor, &byte, 1, 0)
+                    : buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+                guard count >= 0 else { throw RawHTTPFailure("recv: errno \(errno)") }
+                if count == 0 { return response }
+                if headOnly {
+                    response.append(byte)
+                    if response.count >= 4, response.suffix(4) == Array("\r\n\r\n".utf8) { return response }
+                } else {
+                    response.append(contentsOf: buffer[..<count])
+                }
+            }
         }
+        try sendAll(request)
+        guard let body else { return ([], try receive(headOnly: false)) }
+        let interim = try receive(headOnly: true)
+        try sendAll(body)
+        return (interim, try receive(headOnly: false))
     }
 
     private static func parse(_ raw: [UInt8]) throws -> (status: Int, headers: [[String]], body: String) {
