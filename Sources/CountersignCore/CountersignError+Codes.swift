@@ -3,6 +3,8 @@ extension CountersignError.Code {
     // Request shape.
     public static let malformedJSON = Self("malformed_json", kind: .invalidInput)
     public static let malformedBody = Self("malformed_body", kind: .invalidInput)
+    public static let malformedRequest = Self("malformed_request", kind: .invalidInput)
+    public static let headersTooLarge = Self("headers_too_large", kind: .headersTooLarge)
     public static let missingField = Self("missing_field", kind: .invalidInput)
     public static let invalidFieldType = Self("invalid_field_type", kind: .invalidInput)
     public static let invalidEnumValue = Self("invalid_enum_value", kind: .invalidInput)

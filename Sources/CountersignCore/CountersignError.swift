@@ -28,6 +28,7 @@ extension CountersignError {
         case methodNotAllowed
         case conflict
         case payloadTooLarge
+        case headersTooLarge
         case unsupportedMediaType
         case unavailable
         case internalFailure

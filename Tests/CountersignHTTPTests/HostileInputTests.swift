@@ -107,6 +107,24 @@ struct HostileInputTests {
         }
     }
 
+    @Test func bytesThatAreNoHTTPRequestGetAJSONError() async throws {
+        try await TestService.run(.live) { api in
+            let port = try #require(api.port)
+            let cases = [
+                ("FROB /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 400, "malformed_request"),
+                ("GET /healthz HTTP/9.x\r\nHost: 127.0.0.1\r\n\r\n", 400, "malformed_request"),
+                ("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: \(String(repeating: "a", count: 100_000))\r\n\r\n", 431, "headers_too_large"),
+            ]
+            for (request, status, code) in cases {
+                let reply = try await RawHTTP.exchange(request, port: port)
+                #expect(reply.status == status, "\(request.prefix(40)): \(reply)")
+                #expect(reply.body.contains("\"code\":\"\(code)\""), "\(reply.body)")
+                let names = reply.headers.map { $0[0].lowercased() }
+                #expect(names.contains("x-request-id") && names.contains("content-type"), "\(reply.headers)")
+            }
+        }
+    }
+
     @Test func expectContinueIsAnsweredBeforeTheBody() async throws {
         try await TestService.run(.live) { api in
             let tenant = try await api.tenant()

@@ -92,7 +92,10 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
         // must not hold file descriptors for ever where no proxy stands in front.
         server: .http1(
             configuration: .init(
-                additionalChannelHandlers: [ExpectContinueHandler(maxBodyBytes: configuration.maxBodyBytes)],
+                additionalChannelHandlers: [
+                    MalformedRequestHandler(logger: logger),
+                    ExpectContinueHandler(maxBodyBytes: configuration.maxBodyBytes),
+                ],
                 idleTimeout: .seconds(60)
             )
         ),

@@ -18,8 +18,18 @@ enum JSONResponse {
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
-    /// The error body: `{"error": {"code": "...", "message": "..."}}`.
+    /// The error response, with `errorBody(error)`.
     static func error(_ error: CountersignError) -> Response {
+        var headers: HTTPFields = [:]
+        if error.code.kind == .unauthenticated {
+            headers[.wwwAuthenticate] = "Bearer realm=\"countersign\""
+        }
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(status: error.code.kind.status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: errorBody(error))))
+    }
+
+    /// The error body: `{"error": {"code": "...", "message": "..."}}`.
+    static func errorBody(_ error: CountersignError) -> [UInt8] {
         struct Body: Encodable {
             struct Detail: Encodable {
                 var code: String
@@ -27,12 +37,8 @@ enum JSONResponse {
             }
             var error: Detail
         }
-        var headers: HTTPFields = [:]
-        if error.code.kind == .unauthenticated {
-            headers[.wwwAuthenticate] = "Bearer realm=\"countersign\""
-        }
-        // Encoding two strings cannot fail; if it somehow did, an empty 500 is all that is left.
-        return (try? make(Body(error: .init(code: error.code.rawValue, message: error.message)), status: error.code.kind.status, headers: headers))
-            ?? Response(status: .internalServerError)
+        // Encoding two strings cannot fail; if it somehow did, the code alone still says what failed.
+        return (try? APIJSONEncoder().encode(Body(error: .init(code: error.code.rawValue, message: error.message))))
+            ?? Array(#"{"error":{"code":"\#(error.code.rawValue)","message":""}}"#.utf8)
     }
 }

@@ -14,6 +14,7 @@ extension CountersignError.Kind {
         case .methodNotAllowed: .methodNotAllowed
         case .conflict: .conflict
         case .payloadTooLarge: .contentTooLarge
+        case .headersTooLarge: .requestHeaderFieldsTooLarge
         case .unsupportedMediaType: .unsupportedMediaType
         case .unavailable: .serviceUnavailable
         case .internalFailure: .internalServerError
