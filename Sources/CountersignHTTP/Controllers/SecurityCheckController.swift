@@ -47,10 +47,6 @@ struct SecurityCheckController: Sendable {
         enum CodingKeys: String, CodingKey { case decision, applied, counter, state }
     }
 
-    struct StateList: Encodable {
-        var states: [SecurityCheckStateView]
-    }
-
     struct StateReset: Codable {
         var clientId: String
         var securityCheck: String
@@ -80,13 +76,15 @@ struct SecurityCheckController: Sendable {
             let query = try QueryParameters(request.uri.queryParameters)
             let clientID = query.string("clientId")
             if let clientID { try Validation.name(clientID, field: "clientId") }
+            let page = try query.page()
             let states = try await securityChecks.states(
                 tenantID: context.tenantID,
                 clientID: clientID,
                 securityCheck: query.string("securityCheck"),
-                limit: try query.int("limit", in: 1...1000) ?? 100
+                limit: page.limit,
+                after: page.cursor
             )
-            return try JSONResponse.make(StateList(states: states))
+            return try JSONResponse.make(ListPage("states", states))
         }
         group.post("states/reset") { request, context in
             let input = try await body.decode(StateReset.self, from: request)

@@ -216,15 +216,22 @@ public struct SecurityCheckService: Sendable {
         return SecurityCheckStateView(entry, limits: Self.countingLimits(of: handler))
     }
 
-    /// The tenant's clients' states, most recently changed first.
-    public func states(tenantID: UUID, clientID: String?, securityCheck: String?, limit: Int) async throws -> [SecurityCheckStateView] {
+    /// One page of the tenant's clients' states, most recently changed first, and the cursor of the next page.
+    public func states(
+        tenantID: UUID,
+        clientID: String?,
+        securityCheck: String?,
+        limit: Int,
+        after cursor: String?
+    ) async throws -> (entries: [SecurityCheckStateView], next: String?) {
         if let securityCheck { try SecurityCheckName.validate(securityCheck, field: "securityCheck") }
         cache.forgetTenant(tenantID)
         let policy = try await cache.tenant(tenantID).policy.policy
-        return try await store.list(tenantID: tenantID, clientID: clientID, securityCheck: securityCheck, limit: limit).map { entry in
-            let handler = policy.securityCheckHandler(named: entry.securityCheck)
-            return SecurityCheckStateView(entry, limits: Self.countingLimits(of: handler))
+        let page = try await store.list(tenantID: tenantID, clientID: clientID, securityCheck: securityCheck, limit: limit, after: cursor)
+        let views = page.entries.map { entry in
+            SecurityCheckStateView(entry, limits: Self.countingLimits(of: policy.securityCheckHandler(named: entry.securityCheck)))
         }
+        return (views, page.next)
     }
 
     /// The attempt rules a check is counted by: only handlers that answer count attempts.

@@ -180,15 +180,44 @@ public struct SecurityCheckStore: Sendable {
         }
     }
 
-    /// The states of the tenant's clients, most recently changed first.
-    public func list(tenantID: UUID, clientID: String?, securityCheck: String?, limit: Int) async throws -> [SecurityCheckStateEntry] {
+    /// One page of the states of the tenant's clients, most recently changed first, and the
+    /// cursor of the next page.
+    public func list(
+        tenantID: UUID,
+        clientID: String?,
+        securityCheck: String?,
+        limit: Int,
+        after cursor: String? = nil
+    ) async throws -> (entries: [SecurityCheckStateEntry], next: String?) {
+        let position = try cursor.map { try KeyCursor(text: $0, count: 3) }
+        if let position, !PageCursor.isPostgresTimestamp(position.values[0][...]) { throw PageCursor.refused }
+        return try await PageCursor.reading(withCursor: position != nil) {
+            try await page(tenantID: tenantID, clientID: clientID, securityCheck: securityCheck, limit: limit, after: position)
+        }
+    }
+
+    private func page(
+        tenantID: UUID,
+        clientID: String?,
+        securityCheck: String?,
+        limit: Int,
+        after position: KeyCursor?
+    ) async throws -> (entries: [SecurityCheckStateEntry], next: String?) {
         try await pool.withConnection { connection in
-            try Self.entries(
-                where: "s.tenant_id = $1 AND ($2::text IS NULL OR s.client_id = $2::text) AND ($3::text IS NULL OR s.security_check = $3::text)",
-                [.uuid(tenantID), PostgresValue(clientID), PostgresValue(securityCheck)],
-                limit: limit,
+            let rows = try Self.rows(
+                where: """
+                    s.tenant_id = $1 AND ($2::text IS NULL OR s.client_id = $2::text) AND ($3::text IS NULL OR s.security_check = $3::text)
+                      AND ($4::timestamptz IS NULL OR (s.updated_at, s.security_check, s.client_id) < ($4::timestamptz, $5::text, $6::text))
+                    """,
+                [.uuid(tenantID), PostgresValue(clientID), PostgresValue(securityCheck)] + (position?.values.map(PostgresValue.text) ?? [.null, .null, .null]),
+                limit: limit + 1,
                 on: connection
             )
+            let shown = rows.prefix(limit)
+            let next = try rows.count > limit ? shown.last.map { last in
+                KeyCursor(values: [try last.decode("cursor_at"), try last.decode("security_check"), try last.decode("client_id")]).text
+            } : nil
+            return (try shown.map(Self.entry(from:)), next)
         }
     }
 
@@ -285,28 +314,35 @@ public struct SecurityCheckStore: Sendable {
         )
     }
 
-    static func entries(where condition: String, _ parameters: [PostgresValue], limit: Int = 1, on connection: PostgresConnection) throws -> [SecurityCheckStateEntry] {
+    static func entries(where condition: String, _ parameters: [PostgresValue], on connection: PostgresConnection) throws -> [SecurityCheckStateEntry] {
+        try rows(where: condition, parameters, limit: 1, on: connection).map(entry(from:))
+    }
+
+    /// The states `condition` selects, most recently changed first, each with `cursor_at`.
+    static func rows(where condition: String, _ parameters: [PostgresValue], limit: Int, on connection: PostgresConnection) throws -> [PostgresRow] {
         try connection.query(
             """
-            SELECT \(SecurityCheckStateEntry.columns) FROM security_check_states s
+            SELECT \(SecurityCheckStateEntry.columns), s.updated_at::text AS cursor_at FROM security_check_states s
             WHERE \(condition)
-            ORDER BY s.updated_at DESC, s.client_id, s.security_check
+            ORDER BY s.updated_at DESC, s.security_check DESC, s.client_id DESC
             LIMIT $\(parameters.count + 1)
             """,
-            parameters + [.int(max(1, limit))]
-        ).rows.map { row in
-            SecurityCheckStateEntry(
-                securityCheck: try row.decode("security_check"),
-                clientID: try row.decode("client_id"),
-                state: try Self.state(from: row),
-                lastChallengeAt: try row.decode("last_challenge_at"),
-                lastFailureAt: try row.decode("last_failure_at"),
-                lastFailure: try row.decode("last_failure"),
-                lastSuccessAt: try row.decode("last_success_at"),
-                lastDecisionID: try row.decode("last_decision_id"),
-                updatedAt: try row.decode("updated_at"),
-                readAt: try row.decode("read_at")
-            )
-        }
+            parameters + [.int(limit)]
+        ).rows
+    }
+
+    static func entry(from row: PostgresRow) throws -> SecurityCheckStateEntry {
+        SecurityCheckStateEntry(
+            securityCheck: try row.decode("security_check"),
+            clientID: try row.decode("client_id"),
+            state: try Self.state(from: row),
+            lastChallengeAt: try row.decode("last_challenge_at"),
+            lastFailureAt: try row.decode("last_failure_at"),
+            lastFailure: try row.decode("last_failure"),
+            lastSuccessAt: try row.decode("last_success_at"),
+            lastDecisionID: try row.decode("last_decision_id"),
+            updatedAt: try row.decode("updated_at"),
+            readAt: try row.decode("read_at")
+        )
     }
 }

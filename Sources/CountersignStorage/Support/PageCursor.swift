@@ -31,7 +31,7 @@ struct PageCursor: Sendable {
     /// Reads the cursor `text` (if any) and runs the page's query after it.
     static func paging<Page>(after text: String?, _ query: (PageCursor?) async throws -> Page) async throws -> Page {
         let position = try text.map(PageCursor.init(text:))
-        return try await reading(after: position) { try await query(position) }
+        return try await reading(withCursor: position != nil) { try await query(position) }
     }
 
     /// The page of `rows`, read with `LIMIT limit + 1` and each with `id` and `cursor_at`: the
@@ -45,17 +45,17 @@ struct PageCursor: Sendable {
 
     /// Runs the page's query; a cursor whose time has the shape of one but is no time PostgreSQL
     /// knows (month 99, say) makes it raise a data exception, which is the cursor's fault.
-    private static func reading<Page>(after cursor: PageCursor?, _ query: () async throws -> Page) async throws -> Page {
+    static func reading<Page>(withCursor: Bool, _ query: () async throws -> Page) async throws -> Page {
         do {
             return try await query()
-        } catch let error as PostgresError where cursor != nil && error.sqlState?.hasPrefix("22") == true {
+        } catch let error as PostgresError where withCursor && error.sqlState?.hasPrefix("22") == true {
             throw refused
         }
     }
 
     static let refused = CountersignError(.invalidQuery, "'cursor' is not a cursor this service gave out")
 
-    private static func isPostgresTimestamp(_ text: Substring) -> Bool {
+    static func isPostgresTimestamp(_ text: Substring) -> Bool {
         text == "-infinity" || (text.count >= 19 && text.count <= 40 && text.allSatisfy { $0.isNumber || "-:. +".contains($0) })
     }
 }

@@ -60,6 +60,24 @@ struct SecurityCheckStateTests {
         }
     }
 
+    @Test func statesComeInPagesMostRecentlyChangedFirst() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let credential = try await api.credential(tenant, host: "mfp.example.com", account: "pin", password: "0000")
+            try await api.securityCheckHandlers(tenant, Self.handler(credential, #""maxAttempts": 3"#))
+            let clients = ["c-1", "c-2", "c-3", "c-4", "c-5"]
+            for client in clients {
+                let session = try await api.session(tenant, clientId: client)
+                #expect(try await api.securityChecks(tenant, session: session, #"{"PinCodeAttempts": null}"#).status == 200)
+            }
+            let states = try await api.allPages("/v1/security-checks/states", "states", key: tenant.adminKey, limit: 2)
+            #expect(states.pages == 3)
+            #expect(states.entries.compactMap { $0["clientId"] as? String } == clients.reversed(), "most recently changed first, each once")
+            let badCursor = try await api.call(.get, "/v1/security-checks/states?cursor=bm90LWEtY3Vyc29y", key: tenant.adminKey)
+            #expect(badCursor.errorCode == "invalid_query")
+        }
+    }
+
     @Test func anAdminEndsAClientsBlockAtOnce() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()
