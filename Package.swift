@@ -164,6 +164,7 @@ let package = Package(
             dependencies: [
                 "CountersignHTTP",
                 "CountersignPostgres",
+                "CountersignStorage",
                 "CountersignTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

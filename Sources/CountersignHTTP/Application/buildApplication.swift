@@ -30,7 +30,11 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
     let body = JSONBody(limit: configuration.maxBodyBytes)
     let tenants = TenantStore(pool: pool)
     let keys = APIKeyStore(pool: pool)
-    let authenticator = APIKeyAuthenticator(store: keys, operatorKey: configuration.operatorKey, ttl: configuration.apiKeyCacheTTL)
+    // Key reads take at most half the connections the decision writers leave.
+    let keyLookups = KeyLookups(limit: max(1, (configuration.database.poolSize - configuration.decisionWriters) / 2), maxWaiting: 256) {
+        try await keys.find(lookupID: $0)
+    }
+    let authenticator = APIKeyAuthenticator(lookups: keyLookups, operatorKey: configuration.operatorKey, ttl: configuration.apiKeyCacheTTL)
 
     let vault = SecretVault(masterKey: configuration.masterKey, pool: pool)
     let credentials = CredentialStore(pool: pool, vault: vault)

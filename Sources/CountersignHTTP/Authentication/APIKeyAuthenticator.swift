@@ -17,14 +17,14 @@ final class APIKeyAuthenticator: Sendable {
         var fetchedAt: ContinuousClock.Instant
     }
 
-    private let store: APIKeyStore
+    private let lookups: KeyLookups
     private let operatorKey: OperatorKey?
     private let ttl: Duration
     private let cache = Mutex<[String: Entry]>([:])
     private static let cacheLimit = 10_000
 
-    init(store: APIKeyStore, operatorKey: OperatorKey?, ttl: Duration) {
-        self.store = store
+    init(lookups: KeyLookups, operatorKey: OperatorKey?, ttl: Duration) {
+        self.lookups = lookups
         self.operatorKey = operatorKey
         self.ttl = ttl
     }
@@ -49,7 +49,7 @@ final class APIKeyAuthenticator: Sendable {
         } else {
             // What is cached is the key under this lookup id (or that there is none), never the
             // outcome of one presented secret: a wrong secret must not lock the right one out.
-            stored = try await store.find(lookupID: token.lookupID)
+            stored = try await lookups.key(lookupID: token.lookupID)
             cache.withLock { entries in
                 if entries.count >= Self.cacheLimit { entries.removeAll(keepingCapacity: true) }
                 entries[token.lookupID] = Entry(found: stored, fetchedAt: now)
