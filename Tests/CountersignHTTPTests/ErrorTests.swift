@@ -99,11 +99,11 @@ struct ErrorTests {
             let tenant = try await api.tenant()
             let id = UUID().text
             let cases: [(HTTPRequest.Method, String, String)] = [
-                (.delete, "/healthz", "GET"),
+                (.delete, "/healthz", "GET, HEAD"),
                 (.get, "/v1/sessions/\(id)/challenges", "POST"),
-                (.post, "/v1/credentials/\(id)", "DELETE, GET, PATCH"),
-                (.put, "/v1/counters", "GET"),
-                (.delete, "/v1/security-checks/states", "GET"),
+                (.post, "/v1/credentials/\(id)", "DELETE, GET, HEAD, PATCH"),
+                (.put, "/v1/counters", "GET, HEAD"),
+                (.delete, "/v1/security-checks/states", "GET, HEAD"),
             ]
             for (method, path, allowed) in cases {
                 let reply = try await api.call(method, path, key: tenant.adminKey, checkContract: false)

@@ -14,6 +14,18 @@ struct ProbeTests {
         }
     }
 
+    @Test func everyGetRouteAnswersHeadWithoutABody() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            for (path, key) in [("/healthz", nil), ("/readyz", nil), ("/v1/keys", tenant.adminKey)] {
+                let reply = try await api.call(.head, path, key: key, checkContract: false)
+                #expect(reply.status == 200, "\(path): \(reply)")
+                #expect(reply.body.isEmpty, "\(path)")
+            }
+            #expect(try await api.call(.head, "/v1/keys", key: tenant.clientKey, checkContract: false).status == 403)
+        }
+    }
+
     @Test func metricsInPrometheusText() async throws {
         try await TestService.run { api in
             _ = try await api.call(.get, "/healthz")

@@ -16,7 +16,8 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
     let migrations = MigrationRunner(migrations: migrationFiles)
     let pool = PostgresPool(configuration: configuration.database, logger: logger)
 
-    let router = Router(context: AppRequestContext.self)
+    // Every GET route answers HEAD too (RFC 9110 §9.3.2), as load balancers' probes expect.
+    let router = Router(context: AppRequestContext.self, options: .autoGenerateHeadEndpoints)
     router.add(middleware: RequestObservationMiddleware())
     router.add(middleware: ErrorMiddleware())
 

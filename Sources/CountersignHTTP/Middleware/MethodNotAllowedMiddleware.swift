@@ -32,7 +32,10 @@ struct MethodNotAllowedMiddleware<Context: RequestContext>: RouterMiddleware {
     init(routes: [Router<Context>.RouteDescription]) {
         var byPath: [String: Route] = [:]
         for route in routes {
-            byPath[route.path.description, default: Route(components: route.path.components, methods: [])].methods.insert(route.method)
+            var methods: Set = [route.method]
+            // The router adds HEAD to each GET route when it builds its responder, after this list was taken.
+            if route.method == .get { methods.insert(.head) }
+            byPath[route.path.description, default: Route(components: route.path.components, methods: [])].methods.formUnion(methods)
         }
         self.routes = Array(byPath.values)
     }
