@@ -16,6 +16,7 @@ extension CountersignError.Code {
     public static let unsupportedMediaType = Self("unsupported_media_type", kind: .unsupportedMediaType)
     public static let routeNotFound = Self("route_not_found", kind: .notFound)
     public static let methodNotAllowed = Self("method_not_allowed", kind: .methodNotAllowed)
+    public static let methodNotImplemented = Self("method_not_implemented", kind: .notImplemented)
 
     // Who is asking.
     public static let unauthenticated = Self("unauthenticated", kind: .unauthenticated)

@@ -30,6 +30,7 @@ extension CountersignError {
         case payloadTooLarge
         case headersTooLarge
         case unsupportedMediaType
+        case notImplemented
         case unavailable
         case internalFailure
     }

@@ -101,19 +101,25 @@ struct HostileInputTests {
             let tooLong = try await RawHTTP.exchange(head + "Content-Length: 10000000000\r\n\r\n", port: port)
             #expect(tooLong.status == 413 && tooLong.body.contains("body_too_large"), "\(tooLong)")
             #expect(ContinuousClock.now - started < .seconds(5))
-            // Over the limit, no 100 Continue invites the body: the 413 is the only answer.
-            let refused = try await RawHTTP.exchange(head + "Expect: 100-continue\r\nContent-Length: 10000000000\r\n\r\n", port: port)
+            // Over the limit, no 100 Continue invites the body: the 413 is the only answer, and the
+            // connection closes though the client did not ask it to.
+            let keepAlive = head.replacingOccurrences(of: "Connection: close\r\n", with: "")
+            let refused = try await RawHTTP.exchange(keepAlive + "Expect: 100-continue\r\nContent-Length: 10000000000\r\n\r\n", port: port)
             #expect(refused.status == 413, "\(refused)")
+            #expect(refused.headers.contains { $0[0].lowercased() == "connection" && $0[1] == "close" }, "\(refused.headers)")
         }
     }
 
     @Test func bytesThatAreNoHTTPRequestGetAJSONError() async throws {
         try await TestService.run(.live) { api in
             let port = try #require(api.port)
+            // None asks for the connection to close: the server closes it, or the exchange times out.
             let cases = [
-                ("FROB /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 400, "malformed_request"),
+                ("FROB /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 501, "method_not_implemented"),
                 ("GET /healthz HTTP/9.x\r\nHost: 127.0.0.1\r\n\r\n", 400, "malformed_request"),
                 ("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: \(String(repeating: "a", count: 100_000))\r\n\r\n", 431, "headers_too_large"),
+                ("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: gzip\r\n\r\n", 400, "malformed_request"),
+                ("POST /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", 400, "malformed_request"),
             ]
             for (request, status, code) in cases {
                 let reply = try await RawHTTP.exchange(request, port: port)
@@ -122,6 +128,9 @@ struct HostileInputTests {
                 let names = reply.headers.map { $0[0].lowercased() }
                 #expect(names.contains("x-request-id") && names.contains("content-type"), "\(reply.headers)")
             }
+            // CONNECT would turn the connection into a tunnel; it is refused, bodiless as HTTP frames it, and closed.
+            let connect = try await RawHTTP.exchange("CONNECT /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /healthz HTTP/1.1\r\n\r\n", port: port)
+            #expect(connect.status == 501, "\(connect)")
         }
     }
 

@@ -98,7 +98,7 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
         server: .http1(
             configuration: .init(
                 additionalChannelHandlers: [
-                    MalformedRequestHandler(logger: logger),
+                    HTTPGuardHandler(logger: logger),
                     ExpectContinueHandler(maxBodyBytes: configuration.maxBodyBytes),
                 ],
                 idleTimeout: .seconds(60)

@@ -25,6 +25,10 @@ enum JSONResponse {
             headers[.wwwAuthenticate] = "Bearer realm=\"countersign\""
         }
         headers[.contentType] = "application/json; charset=utf-8"
+        if error.code == .bodyTooLarge || error.code == .malformedBody {
+            // The rest of the body is unwanted or unreadable: the connection goes with it.
+            headers[.connection] = "close"
+        }
         return Response(status: error.code.kind.status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: errorBody(error))))
     }
 

@@ -16,6 +16,7 @@ extension CountersignError.Kind {
         case .payloadTooLarge: .contentTooLarge
         case .headersTooLarge: .requestHeaderFieldsTooLarge
         case .unsupportedMediaType: .unsupportedMediaType
+        case .notImplemented: .notImplemented
         case .unavailable: .serviceUnavailable
         case .internalFailure: .internalServerError
         }

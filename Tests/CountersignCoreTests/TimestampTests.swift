@@ -1,0 +1,25 @@
+import CountersignCore
+import Foundation
+import Testing
+
+@Suite("Timestamps")
+struct TimestampTests {
+    @Test(arguments: ["2026-11-23T07:51:07Z", "2026-11-23T07:51:07.581Z", "2024-02-29T00:00:00Z", "2026-11-23T23:59:59+13:00"])
+    func possibleTimesParse(_ text: String) {
+        #expect(Timestamp.parse(text) != nil)
+    }
+
+    @Test(arguments: [
+        "2026-02-30T00:00:00Z", "2025-02-29T00:00:00Z", "2026-04-31T00:00:00Z", "2026-13-01T00:00:00Z", "2026-00-10T00:00:00Z",
+        "2026-11-23T24:00:00Z", "2026-11-23T23:60:00Z", "2026-11-23T23:59:60Z", "2026-11-00T00:00:00Z", "yesterday", "",
+    ])
+    func impossibleTimesAreRefusedNotRolledOver(_ text: String) {
+        #expect(Timestamp.parse(text) == nil)
+    }
+
+    @Test func formatAndParseRoundTrip() throws {
+        let date = Date(timeIntervalSince1970: 1_795_000_000.123)
+        let parsed = try #require(Timestamp.parse(Timestamp.format(date)))
+        #expect(abs(parsed.timeIntervalSince(date)) < 0.001)
+    }
+}
