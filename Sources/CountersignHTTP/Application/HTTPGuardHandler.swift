@@ -14,7 +14,9 @@ import NIOHTTPTypes
 ///   connection for a tunnel, and hang), get 501;
 /// - a `Transfer-Encoding` other than `chunked` alone, which the server cannot frame, gets 400
 ///   (RFC 9112 §6.3) before any handler runs;
-/// - a response that says `Connection: close` (one refusing a body) is followed by the close.
+/// - a response that says `Connection: close` (one refusing a body) is followed by the close, and
+///   so is the response to a request whose body's framing broke: the server's empty 400 that
+///   would follow it is not sent.
 ///
 /// Refusals carry `X-Request-Id`, write an access-log line and close the connection. They are
 /// made only between requests: an error inside a request (its body's framing, say) reaches the
@@ -28,7 +30,8 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private let logger: Logger
     /// Requests whose head arrived and whose response has not ended yet.
     private var unanswered = 0
-    /// The response being written asked for the connection to close after it.
+    /// The response being written asked for the connection to close after it, or the framing of
+    /// its request's body broke.
     private var closeAfterResponse = false
     /// This connection was refused: whatever else arrives on it is dropped.
     private var refused = false
@@ -50,6 +53,11 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if refused {
+            // The connection is closing; nothing more is said on it.
+            promise?.succeed()
+            return
+        }
         switch unwrapOutboundIn(data) {
         case .head(let response) where response.status.kind != .informational:
             if response.headerFields[.connection]?.lowercased() == "close" { closeAfterResponse = true }
@@ -72,6 +80,7 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if refused { return }
         guard let parserError = error as? HTTPParserError, unanswered == 0 else {
+            if error is HTTPParserError { closeAfterResponse = true }
             context.fireErrorCaught(error)
             return
         }
