@@ -57,6 +57,15 @@ struct ErrorTests {
             let reply = try await api.call(.post, "/v1/keys", key: tenant.adminKey, json: "name=x", headers: [.contentType: "application/x-www-form-urlencoded"])
             #expect(reply.status == 415)
             #expect(reply.errorCode == "unsupported_media_type")
+            let body = #"{"name": "k", "role": "client"}"#
+            for refused in ["application/json; charset=latin1", "text/json", "application/json-seq"] {
+                let reply = try await api.call(.post, "/v1/keys", key: tenant.adminKey, json: body, headers: [.contentType: refused])
+                #expect(reply.errorCode == "unsupported_media_type", "\(refused)")
+            }
+            for accepted in ["application/json; charset=UTF-8", #"application/json;charset="utf-8""#, "application/merge-patch+json"] {
+                let reply = try await api.call(.post, "/v1/keys", key: tenant.adminKey, json: body, headers: [.contentType: accepted])
+                #expect(reply.status == 201, "\(accepted): \(reply)")
+            }
         }
     }
 

@@ -50,11 +50,17 @@ struct JSONBody: Sendable {
     }
 
     /// `application/json` or `application/<anything>+json`, any case, parameters ignored.
+    /// `application/json` or `application/*+json`, in UTF-8 (RFC 8259 §8.1): a `charset`
+    /// parameter naming anything else is refused rather than read as UTF-8 regardless.
     static func isJSON(_ contentType: String) -> Bool {
-        let mediaType = contentType.utf8.prefix { $0 != UInt8(ascii: ";") }
-        let trimmed = mediaType.drop { $0 == UInt8(ascii: " ") }.reversed().drop { $0 == UInt8(ascii: " ") }.reversed()
-        let lowered = String(decoding: trimmed, as: UTF8.self).lowercased()
-        return lowered == "application/json" || (lowered.hasPrefix("application/") && lowered.hasSuffix("+json"))
+        let parts = contentType.lowercased().split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+        guard let mediaType = parts.first, mediaType == "application/json" || (mediaType.hasPrefix("application/") && mediaType.hasSuffix("+json"))
+        else { return false }
+        return parts.dropFirst().allSatisfy { parameter in
+            guard parameter.hasPrefix("charset=") else { return true }
+            let charset = parameter.dropFirst("charset=".count).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            return charset == "utf-8" || charset == "utf8"
+        }
     }
 
     static func describe(_ error: DecodingError) -> CountersignError {
