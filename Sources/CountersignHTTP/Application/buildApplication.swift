@@ -97,10 +97,7 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
         // must not hold file descriptors for ever where no proxy stands in front.
         server: .http1(
             configuration: .init(
-                additionalChannelHandlers: [
-                    HTTPGuardHandler(logger: logger),
-                    ExpectContinueHandler(maxBodyBytes: configuration.maxBodyBytes),
-                ],
+                additionalChannelHandlers: [HTTPGuardHandler(logger: logger, maxBodyBytes: configuration.maxBodyBytes)],
                 idleTimeout: .seconds(60)
             )
         ),

@@ -53,6 +53,8 @@ struct JSONBody: Sendable {
     /// `application/json` or `application/*+json`, in UTF-8 (RFC 8259 §8.1): a `charset`
     /// parameter naming anything else is refused rather than read as UTF-8 regardless.
     static func isJSON(_ contentType: String) -> Bool {
+        // The forms clients send, answered without parsing: this runs on every challenge.
+        if contentType == "application/json" || contentType == "application/json; charset=utf-8" { return true }
         let parts = contentType.lowercased().split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
         guard let mediaType = parts.first, mediaType == "application/json" || (mediaType.hasPrefix("application/") && mediaType.hasSuffix("+json"))
         else { return false }
