@@ -234,11 +234,13 @@ public struct CredentialStore: Sendable {
         }
     }
 
-    /// The history of a credential, oldest first; `nil` when the tenant never had it.
     /// One page of a credential's history, oldest first, and the cursor of the next page; `nil`
     /// when the tenant never had that credential. A deleted credential keeps its history.
     public func history(tenantID: UUID, id: UUID, limit: Int = 100, after cursor: String? = nil) async throws -> (entries: [HistoryEntry], next: String?)? {
-        let position = try cursor.map(SequenceCursor.init(text:))
+        let after = try cursor.map { text in
+            guard let sequence = Int64(try KeyCursor(text: text, count: 1).values[0]) else { throw PageCursor.refused }
+            return sequence
+        }
         return try await pool.withConnection { connection in
             let rows = try connection.query(
                 """
@@ -247,7 +249,7 @@ public struct CredentialStore: Sendable {
                 ORDER BY id
                 LIMIT $4
                 """,
-                [.uuid(tenantID), .uuid(id), PostgresValue(position?.after), .int(limit + 1)]
+                [.uuid(tenantID), .uuid(id), PostgresValue(after), .int(limit + 1)]
             ).rows
             if rows.isEmpty {
                 let known = try connection.query(
@@ -257,7 +259,7 @@ public struct CredentialStore: Sendable {
                 guard !known.rows.isEmpty else { return nil }
             }
             let shown = rows.prefix(limit)
-            let next = rows.count > limit ? SequenceCursor(after: try shown.last!.decode("id")).text : nil
+            let next = try rows.count > limit ? shown.last.map { KeyCursor(values: [String(try $0.decode("id", as: Int64.self))]).text } : nil
             return (try shown.map(Self.historyEntry(from:)), next)
         }
     }

@@ -1,8 +1,8 @@
 import CountersignCore
 import Foundation
 
-/// Where a page of a listing ordered by several text columns ended: those columns' values in the
-/// last row, opaque to clients like `PageCursor`.
+/// Where a page of a listing ended, for an order other than `PageCursor`'s: the ordering
+/// columns' values in the last row, as text, opaque to clients like `PageCursor`.
 struct KeyCursor: Sendable {
     var values: [String]
 
