@@ -138,6 +138,44 @@ struct HostileInputTests {
         }
     }
 
+    /// Requests pipelined behind a good one: each is answered in order, refusals included.
+    @Test func pipelinedRequestsAreAnsweredInOrderRefusalsIncluded() async throws {
+        try await TestService.run(.live) { api in
+            let tenant = try await api.tenant()
+            let port = try #require(api.port)
+            let health = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+            let cases: [(String, [Int])] = [
+                ("CONNECT 127.0.0.1:443 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" + health, [200, 501]),
+                ("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: gzip\r\n\r\n", [200, 400]),
+                ("FROB /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", [200, 501]),
+                ("GET /healthz HTXP/1.1\r\n\r\n", [200, 400]),
+                ("HEAD /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", [200, 200]),
+            ]
+            for (second, expected) in cases {
+                let text = try await RawHTTP.conversation(health + second, port: port)
+                #expect(RawHTTP.statuses(text) == expected, "\(second.prefix(30)): \(text)")
+            }
+            // A 100 Continue for a pipelined request comes after the response owed before it.
+            let expecting = "POST /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(tenant.clientKey)\r\n"
+                + "Content-Type: application/json\r\nConnection: close\r\nExpect: 100-continue\r\nContent-Length: 16\r\n\r\n"
+            let text = try await RawHTTP.conversation(health + expecting, waitingFor: "100 Continue\r\n\r\n", thenBody: #"{"clientId":"p"}"#, port: port)
+            #expect(RawHTTP.statuses(text) == [200, 100, 201], "\(text)")
+        }
+    }
+
+    /// An answer given before a body over the limit has arrived ends the connection: the rest
+    /// of the body is not read, however long it is.
+    @Test func aBodyOverTheLimitIsNotReadAfterItsAnswer() async throws {
+        try await TestService.run(.live) { api in
+            let port = try #require(api.port)
+            for path in ["/v1/sessions", "/nowhere"] {
+                let reply = try await RawHTTP.exchange("POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 10000000000\r\n\r\n", port: port)
+                #expect([401, 404].contains(reply.status), "\(path): \(reply)")
+                #expect(reply.headers.contains { $0[0].lowercased() == "connection" && $0[1] == "close" }, "\(path): \(reply.headers)")
+            }
+        }
+    }
+
     @Test func expectContinueIsAnsweredBeforeTheBody() async throws {
         try await TestService.run(.live) { api in
             let tenant = try await api.tenant()

@@ -9,38 +9,55 @@ import NIOHTTPTypes
 /// Mends, where the bytes are, what the server's HTTP/1.1 layer would otherwise get wrong:
 ///
 /// - bytes that are no request (a broken request line or header, header fields over the limit)
-///   get the service's JSON error where the server would send an empty 400;
+///   get the service's JSON error where the server would send an empty 400 or nothing;
 /// - a method HTTP does not define, and `CONNECT` (after which the parser would take the
 ///   connection for a tunnel, and hang), get 501;
 /// - a `Transfer-Encoding` other than `chunked` alone, which the server cannot frame, gets 400
 ///   (RFC 9112 §6.3) before any handler runs;
-/// - a response that says `Connection: close` (one refusing a body) is followed by the close, and
-///   so is the response to a request whose body's framing broke: the server's empty 400 that
-///   would follow it is not sent;
 /// - `Expect: 100-continue` (RFC 9110 §10.1.1) gets an interim `100 Continue`, so that a client
 ///   holding back a large body (curl does above 1 MiB, for a second at most) sends it at once;
-///   a body declared larger than the service takes gets none, only its 413.
+///   a body declared larger than the service takes gets none, only its 413;
+/// - the connection is closed after a response that says `Connection: close`, after the answer
+///   to a request whose body's framing broke (instead of the server's empty 400 that would
+///   follow it), and after an answer given while a body over the limit (or of unknown length)
+///   is still arriving, which the server would otherwise read to its end, however long.
+///
+/// Refusals carry `X-Request-Id` and write an access-log line. Everything is answered in the
+/// order it was asked (RFC 9112 §9.3.2): a refusal or a `100 Continue` for a pipelined request
+/// waits for the responses owed before it. Closing shuts the output only and lets the client
+/// close, so that a body still arriving does not turn the close into a reset that could destroy
+/// the answer before the client reads it.
 ///
 /// One handler rather than one per job: each handler costs every request part a call.
-///
-/// Refusals carry `X-Request-Id`, write an access-log line and close the connection. They are
-/// made only between requests: an error inside a request (its body's framing, say) reaches the
-/// handler reading that body, and a response still owed to an earlier request is not overtaken.
 final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
     typealias OutboundIn = HTTPResponsePart
     typealias OutboundOut = HTTPResponsePart
 
+    private struct Refusal {
+        var error: CountersignError
+        var method: HTTPRequest.Method?
+    }
+
     private let logger: Logger
     private let maxBodyBytes: Int
-    /// Requests whose head arrived and whose response has not ended yet.
+    /// Requests passed on whose response has not ended yet.
     private var unanswered = 0
-    /// The response being written asked for the connection to close after it, or the framing of
-    /// its request's body broke.
-    private var closeAfterResponse = false
-    /// This connection was refused: whatever else arrives on it is dropped.
-    private var refused = false
+    /// The last request passed on is still arriving (its end has not been read).
+    private var requestOpen = false
+    /// ... and its body is over the limit, or of unknown length.
+    private var openRequestUnbounded = false
+    /// Close once every response owed is written.
+    private var closeAfterResponses = false
+    /// A refusal waiting for the responses owed before it.
+    private var pendingRefusal: Refusal?
+    /// A `100 Continue` waiting for the responses owed before its request's.
+    private var continueOwed = false
+    /// Nothing more is read from this connection.
+    private var readingStopped = false
+    /// The last response is written and the output shut: nothing more is written.
+    private var finished = false
 
     init(logger: Logger, maxBodyBytes: Int) {
         self.logger = logger
@@ -48,68 +65,95 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !refused else { return }
-        guard case .head(var request) = unwrapInboundIn(data) else {
-            context.fireChannelRead(data)
-            return
-        }
-        if unanswered == 0, let refusal = Self.refusal(of: request) {
-            refuse(refusal, answering: request.method, context: context)
-            return
-        }
-        unanswered += 1
-        guard let expectation = request.headerFields[.expect], expectation.lowercased() == "100-continue" else {
-            context.fireChannelRead(data)
-            return
-        }
-        let declaredLength = request.headerFields[.contentLength].flatMap { Int($0) }
-        if declaredLength.map({ $0 <= maxBodyBytes }) ?? true {
-            context.writeAndFlush(wrapOutboundOut(.head(HTTPResponse(status: .continue))), promise: nil)
-        }
-        // Answered here: nothing further in should act on it again.
-        request.headerFields[.expect] = nil
-        context.fireChannelRead(wrapInboundOut(.head(request)))
-    }
-
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if refused {
-            // The connection is closing; nothing more is said on it.
-            promise?.succeed()
-            return
-        }
-        switch unwrapOutboundIn(data) {
-        case .head(let response) where response.status.kind != .informational:
-            if response.headerFields[.connection]?.lowercased() == "close" { closeAfterResponse = true }
-            context.write(data, promise: promise)
-        case .end:
-            unanswered -= 1
-            guard closeAfterResponse, unanswered == 0 else {
-                context.write(data, promise: promise)
+        guard !readingStopped else { return }
+        switch unwrapInboundIn(data) {
+        case .head(var request):
+            if let refusal = Self.refusal(of: request) {
+                refuseWhenAnswered(Refusal(error: refusal, method: request.method), context: context)
                 return
             }
-            refused = true
-            let written = context.writeAndFlush(data)
-            written.cascade(to: promise)
-            written.whenComplete { _ in context.close(promise: nil) }
-        default:
-            context.write(data, promise: promise)
+            unanswered += 1
+            requestOpen = true
+            let declaredLength = request.headerFields[.contentLength].flatMap { Int($0) }
+            openRequestUnbounded = declaredLength.map { $0 > maxBodyBytes } ?? (request.headerFields[.transferEncoding] != nil)
+            guard let expectation = request.headerFields[.expect],
+                expectation.split(separator: ",").allSatisfy({ $0.filter { $0 != " " && $0 != "\t" }.lowercased() == "100-continue" })
+            else {
+                context.fireChannelRead(data)
+                return
+            }
+            if declaredLength.map({ $0 <= maxBodyBytes }) ?? true {
+                if unanswered == 1 {
+                    context.writeAndFlush(wrapOutboundOut(.head(HTTPResponse(status: .continue))), promise: nil)
+                } else {
+                    continueOwed = true
+                }
+            }
+            // Answered here: nothing further in should act on it again.
+            request.headerFields[.expect] = nil
+            context.fireChannelRead(wrapInboundOut(.head(request)))
+        case .body:
+            context.fireChannelRead(data)
+        case .end:
+            requestOpen = false
+            context.fireChannelRead(data)
         }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if refused { return }
-        guard let parserError = error as? HTTPParserError, unanswered == 0 else {
-            if error is HTTPParserError { closeAfterResponse = true }
+        guard !readingStopped, let parserError = error as? HTTPParserError else {
+            if !readingStopped { context.fireErrorCaught(error) }
+            return
+        }
+        if requestOpen {
+            // The body's framing broke: its reader answers, and the connection closes after.
+            closeAfterResponses = true
             context.fireErrorCaught(error)
             return
         }
+        let refusal: CountersignError
         switch parserError {
         case .invalidMethod:
-            refuse(Self.unimplementedMethod, answering: nil, context: context)
+            refusal = Self.unimplementedMethod
         case .headerOverflow:
-            refuse(CountersignError(.headersTooLarge, "the request's header fields are too large"), answering: nil, context: context)
+            refusal = CountersignError(.headersTooLarge, "the request's header fields are too large")
         default:
-            refuse(CountersignError(.malformedRequest, "the request is not well-formed HTTP/1.1"), answering: nil, context: context)
+            refusal = CountersignError(.malformedRequest, "the request is not well-formed HTTP/1.1")
+        }
+        refuseWhenAnswered(Refusal(error: refusal, method: nil), context: context)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard !finished else {
+            // The output is shut; whatever the server still has to say goes unsaid.
+            promise?.succeed()
+            return
+        }
+        switch unwrapOutboundIn(data) {
+        case .head(var response) where response.status.kind != .informational:
+            if response.headerFields[.connection]?.lowercased() == "close" {
+                closeAfterResponses = true
+            } else if unanswered == 1, requestOpen, openRequestUnbounded {
+                // Answered before a body it will not read to its end arrived: no point waiting for the rest.
+                response.headerFields[.connection] = "close"
+                closeAfterResponses = true
+                context.write(wrapOutboundOut(.head(response)), promise: promise)
+                return
+            }
+            context.write(data, promise: promise)
+        case .end:
+            unanswered -= 1
+            context.write(data, promise: promise)
+            if unanswered == 0, let refusal = pendingRefusal {
+                refuse(refusal, context: context)
+            } else if unanswered == 0, closeAfterResponses {
+                finish(context: context)
+            } else if unanswered == 1, continueOwed {
+                continueOwed = false
+                context.write(wrapOutboundOut(.head(HTTPResponse(status: .continue))), promise: nil)
+            }
+        default:
+            context.write(data, promise: promise)
         }
     }
 
@@ -129,31 +173,51 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
         return nil
     }
 
-    /// Answers with `refusal` and closes the connection.
-    private func refuse(_ refusal: CountersignError, answering method: HTTPRequest.Method?, context: ChannelHandlerContext) {
-        refused = true
+    /// Stops reading, and refuses once the responses owed are written.
+    private func refuseWhenAnswered(_ refusal: Refusal, context: ChannelHandlerContext) {
+        readingStopped = true
+        if unanswered == 0 {
+            refuse(refusal, context: context)
+        } else {
+            pendingRefusal = refusal
+        }
+    }
+
+    /// Writes the refusal and closes.
+    private func refuse(_ refusal: Refusal, context: ChannelHandlerContext) {
         let requestID = RequestID()
         var head = HTTPResponse(
-            status: refusal.code.kind.status,
+            status: refusal.error.code.kind.status,
             headerFields: [.connection: "close", RequestObservationMiddleware.requestIDField: requestID.description]
         )
         logger.info(
             "request",
             metadata: [
-                "hb.request.id": .stringConvertible(requestID), "method": .string(method?.rawValue ?? "unparsable"), "route": "unmatched",
-                "status": .stringConvertible(head.status.code), "code": .string(refusal.code.rawValue),
+                "hb.request.id": .stringConvertible(requestID), "method": .string(refusal.method?.rawValue ?? "unparsable"),
+                "route": "unmatched", "status": .stringConvertible(head.status.code), "code": .string(refusal.error.code.rawValue),
             ]
         )
         // A response to CONNECT has no body in HTTP/1.1's framing: the status says it all.
-        if method != .connect {
-            let body = ByteBuffer(bytes: JSONResponse.errorBody(refusal))
+        if refusal.method == .connect {
+            context.write(wrapOutboundOut(.head(head)), promise: nil)
+        } else {
+            let body = ByteBuffer(bytes: JSONResponse.errorBody(refusal.error))
             head.headerFields[.contentType] = "application/json; charset=utf-8"
             head.headerFields[.contentLength] = String(body.readableBytes)
             context.write(wrapOutboundOut(.head(head)), promise: nil)
             context.write(wrapOutboundOut(.body(body)), promise: nil)
-        } else {
-            context.write(wrapOutboundOut(.head(head)), promise: nil)
         }
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in context.close(promise: nil) }
+        context.write(wrapOutboundOut(.end(nil)), promise: nil)
+        finish(context: context)
+    }
+
+    /// Flushes what is written, then shuts the output; the client's close (or the idle timeout)
+    /// ends the connection, and what it still sends is dropped.
+    private func finish(context: ChannelHandlerContext) {
+        finished = true
+        readingStopped = true
+        context.flush()
+        context.close(mode: .output, promise: nil)
     }
 }
+

@@ -21,16 +21,28 @@ enum RawHTTP {
         return (String(decoding: interim, as: UTF8.self), try Self.parse(final))
     }
 
-    private static func transfer(_ request: [UInt8], then body: [UInt8]?, port: Int) async throws -> (interim: [UInt8], final: [UInt8]) {
+    /// Sends `request`, waits until what comes back holds `marker`, sends `body`, and returns
+    /// everything the server wrote until it closed: several responses, for pipelined requests.
+    static func conversation(_ request: String, waitingFor marker: String? = nil, thenBody body: String = "", port: Int) async throws -> String {
+        let (before, after) = try await transfer(Array(request.utf8), then: marker == nil ? nil : Array(body.utf8), until: marker.map { Array($0.utf8) }, port: port)
+        return String(decoding: before + after, as: UTF8.self)
+    }
+
+    /// The status codes of the responses in `text`, in order.
+    static func statuses(_ text: String) -> [Int] {
+        text.components(separatedBy: "HTTP/1.1 ").dropFirst().compactMap { Int($0.prefix(3)) }
+    }
+
+    private static func transfer(_ request: [UInt8], then body: [UInt8]?, until marker: [UInt8]? = nil, port: Int) async throws -> (interim: [UInt8], final: [UInt8]) {
         try await withCheckedThrowingContinuation { continuation in
             // Blocking socket calls belong on a thread of their own, not on the cooperative pool.
             Thread.detachNewThread {
-                continuation.resume(with: Result { try Self.transferBlocking(request, then: body, port: port) })
+                continuation.resume(with: Result { try Self.transferBlocking(request, then: body, until: marker ?? Array("\r\n\r\n".utf8), port: port) })
             }
         }
     }
 
-    private static func transferBlocking(_ request: [UInt8], then body: [UInt8]?, port: Int) throws -> (interim: [UInt8], final: [UInt8]) {
+    private static func transferBlocking(_ request: [UInt8], then body: [UInt8]?, until marker: [UInt8], port: Int) throws -> (interim: [UInt8], final: [UInt8]) {
         #if canImport(Glibc)
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
@@ -57,7 +69,7 @@ enum RawHTTP {
                 sent += count
             }
         }
-        /// Reads until the peer closes, or only until the end of a head when `headOnly`.
+        /// Reads until the peer closes, or only until `marker` when `headOnly`.
         func receive(headOnly: Bool) throws -> [UInt8] {
             var response: [UInt8] = []
             var byte: UInt8 = 0
@@ -70,7 +82,7 @@ enum RawHTTP {
                 if count == 0 { return response }
                 if headOnly {
                     response.append(byte)
-                    if response.count >= 4, response.suffix(4) == Array("\r\n\r\n".utf8) { return response }
+                    if response.count >= marker.count, response.suffix(marker.count).elementsEqual(marker) { return response }
                 } else {
                     response.append(contentsOf: buffer[..<count])
                 }
