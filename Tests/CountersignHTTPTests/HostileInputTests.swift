@@ -163,6 +163,18 @@ struct HostileInputTests {
         }
     }
 
+    @Test func anHTTP10RequestClosesItsConnectionAfterItsAnswer() async throws {
+        try await TestService.run(.live) { api in
+            let port = try #require(api.port)
+            // The exchange reads until the server closes; a connection kept open would time it out.
+            let reply = try await RawHTTP.exchange("GET /healthz HTTP/1.0\r\n\r\n", port: port)
+            #expect(reply.status == 200, "\(reply)")
+            #expect(reply.headers.contains { $0[0].lowercased() == "connection" && $0[1] == "close" }, "\(reply.headers)")
+            let kept = try await RawHTTP.conversation("GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n", port: port)
+            #expect(RawHTTP.statuses(kept) == [200, 200], "\(kept)")
+        }
+    }
+
     /// An answer given before a body over the limit has arrived ends the connection: the rest
     /// of the body is not read, however long it is.
     @Test func aBodyOverTheLimitIsNotReadAfterItsAnswer() async throws {

@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
 
 /// Mends, where the bytes are, what the server's HTTP/1.1 layer would otherwise get wrong:
 ///
@@ -20,7 +21,10 @@ import NIOHTTPTypes
 /// - the connection is closed after a response that says `Connection: close`, after the answer
 ///   to a request whose body's framing broke (instead of the server's empty 400 that would
 ///   follow it), and after an answer given while a body over the limit (or of unknown length)
-///   is still arriving, which the server would otherwise read to its end, however long.
+///   is still arriving, which the server would otherwise read to its end, however long; a
+///   request's own `Connection: close` is echoed in its answer;
+/// - an HTTP/1.0 request gets no `100 Continue` and, without `Connection: keep-alive`, its
+///   connection closes after the answer (`HTTP10RequestHandler`, which it puts in front).
 ///
 /// Refusals carry `X-Request-Id` and write an access-log line. Everything is answered in the
 /// order it was asked (RFC 9112 §9.3.2): a refusal or a `100 Continue` for a pipelined request
@@ -44,6 +48,8 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private let maxBodyBytes: Int
     /// Requests passed on whose response has not ended yet.
     private var unanswered = 0
+    /// The last request passed on asked for the connection to close after its answer.
+    private var closeRequested = false
     /// The last request passed on is still arriving (its end has not been read).
     private var requestOpen = false
     /// ... and its body is over the limit, or of unknown length.
@@ -64,6 +70,14 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
         self.maxBodyBytes = maxBodyBytes
     }
 
+    func handlerAdded(context: ChannelHandlerContext) {
+        // The version is known only before the codec that turns HTTP/1 parts into HTTP types.
+        let pipeline = context.pipeline.syncOperations
+        if let codec = try? pipeline.handler(type: HTTP1ToHTTPServerCodec.self) {
+            try? pipeline.addHandler(HTTP10RequestHandler(), position: .before(codec))
+        }
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !readingStopped else { return }
         switch unwrapInboundIn(data) {
@@ -74,6 +88,7 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
             }
             unanswered += 1
             requestOpen = true
+            closeRequested = request.headerFields[.connection]?.lowercased() == "close"
             let declaredLength = request.headerFields[.contentLength].flatMap { Int($0) }
             openRequestUnbounded = declaredLength.map { $0 > maxBodyBytes } ?? (request.headerFields[.transferEncoding] != nil)
             guard let expectation = request.headerFields[.expect],
@@ -133,8 +148,8 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .head(var response) where response.status.kind != .informational:
             if response.headerFields[.connection]?.lowercased() == "close" {
                 closeAfterResponses = true
-            } else if unanswered == 1, requestOpen, openRequestUnbounded {
-                // Answered before a body it will not read to its end arrived: no point waiting for the rest.
+            } else if unanswered == 1, closeRequested || (requestOpen && openRequestUnbounded) {
+                // Asked to close, or answered before a body it will not read to its end arrived.
                 response.headerFields[.connection] = "close"
                 closeAfterResponses = true
                 context.write(wrapOutboundOut(.head(response)), promise: promise)
@@ -221,3 +236,23 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 }
 
+
+/// Marks what only the HTTP/1 version says, before the codec drops it: an HTTP/1.0 request
+/// without `Connection: keep-alive` closes its connection after its answer (RFC 9112 §9.3), and
+/// its `Expect` is ignored (RFC 9110 §10.1.1).
+final class HTTP10RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard case .head(var head) = unwrapInboundIn(data), head.version == .http1_0 else {
+            context.fireChannelRead(data)
+            return
+        }
+        head.headers.remove(name: "expect")
+        if !head.headers["connection"].contains(where: { $0.lowercased() == "keep-alive" }) {
+            head.headers.replaceOrAdd(name: "connection", value: "close")
+        }
+        context.fireChannelRead(wrapInboundOut(.head(head)))
+    }
+}
