@@ -170,8 +170,32 @@ struct HostileInputTests {
             let reply = try await RawHTTP.exchange("GET /healthz HTTP/1.0\r\n\r\n", port: port)
             #expect(reply.status == 200, "\(reply)")
             #expect(reply.headers.contains { $0[0].lowercased() == "connection" && $0[1] == "close" }, "\(reply.headers)")
-            let kept = try await RawHTTP.conversation("GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n", port: port)
+            let kept = try await RawHTTP.conversation("GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", port: port)
             #expect(RawHTTP.statuses(kept) == [200, 200], "\(kept)")
+        }
+    }
+
+    /// RFC 9112 §3.2: the codec would keep the first of two `Host` lines, where a proxy in front
+    /// may have routed by the other.
+    @Test func aRequestNeedsExactlyOneValidHost() async throws {
+        try await TestService.run(.live) { api in
+            let port = try #require(api.port)
+            for head in [
+                "GET /healthz HTTP/1.1\r\n",
+                "GET /healthz HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\n",
+                "GET /healthz HTTP/1.0\r\nHost: a.example\r\nhost: a.example\r\n",
+                "GET /healthz HTTP/1.1\r\nHost: a.example/evil\r\n",
+                "GET /healthz HTTP/1.1\r\nHost: user@a.example\r\n",
+            ] {
+                // The pipelined request after it is not answered: the connection closes.
+                let reply = try await RawHTTP.conversation(head + "\r\nGET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", port: port)
+                #expect(RawHTTP.statuses(reply) == [400], "\(head): \(reply)")
+                #expect(reply.contains("\"code\":\"malformed_request\""), "\(reply)")
+            }
+            for host in ["127.0.0.1:8080", "[::1]:8080", "countersign.internal", "xn--bcher-kva.example", ""] {
+                let reply = try await RawHTTP.exchange("GET /healthz HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n\r\n", port: port)
+                #expect(reply.status == 200, "Host: \(host): \(reply)")
+            }
         }
     }
 

@@ -24,7 +24,8 @@ import NIOHTTPTypesHTTP1
 ///   is still arriving, which the server would otherwise read to its end, however long; a
 ///   request's own `Connection: close` is echoed in its answer;
 /// - an HTTP/1.0 request gets no `100 Continue` and, without `Connection: keep-alive`, its
-///   connection closes after the answer (`HTTP10RequestHandler`, which it puts in front).
+///   connection closes after the answer; a request without exactly one valid `Host` (HTTP/1.0:
+///   at most one) gets 400 (`HTTP1RequestHeadHandler`, which it puts in front).
 ///
 /// Refusals carry `X-Request-Id` and write an access-log line. Everything is answered in the
 /// order it was asked (RFC 9112 §9.3.2): a refusal or a `100 Continue` for a pipelined request
@@ -74,7 +75,7 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
         // The version is known only before the codec that turns HTTP/1 parts into HTTP types.
         let pipeline = context.pipeline.syncOperations
         if let codec = try? pipeline.handler(type: HTTP1ToHTTPServerCodec.self) {
-            try? pipeline.addHandler(HTTP10RequestHandler(), position: .before(codec))
+            try? pipeline.addHandler(HTTP1RequestHeadHandler(), position: .before(codec))
         }
     }
 
@@ -116,6 +117,10 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let invalidHost = error as? HTTP1RequestHeadHandler.InvalidHostField, !readingStopped {
+            refuseWhenAnswered(Refusal(error: CountersignError(.malformedRequest, Self.hostRule), method: invalidHost.method), context: context)
+            return
+        }
         guard !readingStopped, let parserError = error as? HTTPParserError else {
             if !readingStopped { context.fireErrorCaught(error) }
             return
@@ -171,6 +176,8 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
             context.write(data, promise: promise)
         }
     }
+
+    private static let hostRule = "a request needs exactly one Host header field, a host with an optional port (HTTP/1.0 may leave it out)"
 
     private static let unimplementedMethod = CountersignError(
         .methodNotImplemented,
@@ -237,22 +244,55 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
 }
 
 
-/// Marks what only the HTTP/1 version says, before the codec drops it: an HTTP/1.0 request
-/// without `Connection: keep-alive` closes its connection after its answer (RFC 9112 §9.3), and
-/// its `Expect` is ignored (RFC 9110 §10.1.1).
-final class HTTP10RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
+/// Applies what only the HTTP/1 version and the raw header lines say, before the codec drops
+/// them: an HTTP/1.0 request without `Connection: keep-alive` closes its connection after its
+/// answer (RFC 9112 §9.3), and its `Expect` is ignored (RFC 9110 §10.1.1); a request with more
+/// than one `Host` field line, an HTTP/1.1 request with none, or a `Host` that is no host and
+/// port is refused (RFC 9112 §3.2), since the codec would keep the first `Host` silently and
+/// a proxy in front may have read another.
+final class HTTP1RequestHeadHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
 
+    /// Passed to `HTTPGuardHandler`, which refuses the request.
+    struct InvalidHostField: Error {
+        var method: HTTPRequest.Method?
+    }
+
+    /// The request was refused: nothing more from this connection is passed on.
+    private var refused = false
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard case .head(var head) = unwrapInboundIn(data), head.version == .http1_0 else {
+        guard !refused else { return }
+        guard case .head(var head) = unwrapInboundIn(data) else {
             context.fireChannelRead(data)
             return
         }
-        head.headers.remove(name: "expect")
-        if !head.headers["connection"].contains(where: { $0.lowercased() == "keep-alive" }) {
-            head.headers.replaceOrAdd(name: "connection", value: "close")
+        let hosts = head.headers["host"]
+        guard hosts.count == 1 ? Self.isHostAndPort(hosts[0]) : hosts.isEmpty && head.version == .http1_0 else {
+            refused = true
+            context.fireErrorCaught(InvalidHostField(method: HTTPRequest.Method(head.method.rawValue)))
+            return
+        }
+        if head.version == .http1_0 {
+            head.headers.remove(name: "expect")
+            if !head.headers["connection"].contains(where: { $0.lowercased() == "keep-alive" }) {
+                head.headers.replaceOrAdd(name: "connection", value: "close")
+            }
         }
         context.fireChannelRead(wrapInboundOut(.head(head)))
+    }
+
+    /// `uri-host [ ":" port ]` (RFC 3986 §3.2.2): the characters of a reg-name, an IPv4 address or
+    /// an IP literal, and a colon. Empty is allowed, for a target without an authority.
+    private static func isHostAndPort(_ value: String) -> Bool {
+        value.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                true
+            default:
+                "-._~%!$&'()*+,;=:[]".utf8.contains(byte)
+            }
+        }
     }
 }

@@ -27,7 +27,8 @@ struct QueryParameters {
 
     func int(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
         guard let text = string(name) else { return nil }
-        guard let value = Int(text), range.contains(value) else {
+        // Digits only: `Int` would also take a sign ("+5").
+        guard text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let value = Int(text), range.contains(value) else {
             throw CountersignError(.invalidQuery, "'\(name)' must be an integer from \(range.lowerBound) to \(range.upperBound)")
         }
         return value
