@@ -15,6 +15,7 @@ struct DecisionsHostPatternTests {
         ("*.example.*", "www.example.org"),
         ("intranet*", "intranet2"),
         ("[::1]", "[::1]"),
+        ("[fe80::*]", "[fe80::1]"),
     ])
     func matches(pattern: String, host: String) throws {
         #expect(try HostPattern(pattern).matches(host))
@@ -37,7 +38,7 @@ struct DecisionsHostPatternTests {
         #expect(try !HostPattern(pattern).matches(host))
     }
 
-    @Test(arguments: ["", "**.example.com", "a..b", "example.com.", "exa mple.com", "example.com/path", "ex$ample.com", "über.example.com"])
+    @Test(arguments: ["", "**.example.com", "a..b", "example.com.", "exa mple.com", "example.com/path", "ex$ample.com", "über.example.com", "[", "a]b", ".a.com", "[::1", "[g::1]"])
     func refusesBadGlobs(pattern: String) {
         #expect(throws: CountersignError(.invalidHostPattern, "")) { try HostPattern(pattern) }
     }

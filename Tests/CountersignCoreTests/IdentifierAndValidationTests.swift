@@ -69,9 +69,13 @@ struct IdentifierAndValidationTests {
         }
     }
 
-    @Test("names and texts: lengths count characters, control characters are refused, other Unicode is fine")
+    @Test("names and texts: lengths count Unicode scalars, control characters are refused, other Unicode is fine")
     func namesAndTexts() throws {
-        #expect(try Validation.name("é" + String(repeating: "e\u{301}", count: 199), field: "f") != "")
+        // As PostgreSQL's char_length counts: a letter and its combining mark are two.
+        #expect(try Validation.name("é" + String(repeating: "e", count: 199), field: "f") != "")
+        #expect(try Validation.name(String(repeating: "e\u{301}", count: 100), field: "f") != "")
+        #expect(throws: CountersignError.self) { try Validation.name(String(repeating: "e\u{301}", count: 101), field: "f") }
+        #expect(throws: CountersignError.self) { try Validation.name("e" + String(repeating: "\u{301}", count: 50_000), field: "f") }
         #expect(throws: CountersignError.self) { try Validation.name(String(repeating: "e", count: 201), field: "f") }
         #expect(throws: CountersignError.self) { try Validation.name("", field: "f") }
         for control in ["\u{0}", "\u{1F}", "\u{7F}", "\u{85}", "\u{9F}"] {
@@ -83,15 +87,15 @@ struct IdentifierAndValidationTests {
         }
     }
 
-    @Test("protection-space hosts: whitespace (ASCII or not) and slashes are refused")
+    @Test("protection-space hosts: whitespace (ASCII or not), slashes, stray brackets and empty labels are refused")
     func hosts() {
         func space(_ host: String) -> ProtectionSpace {
             ProtectionSpace(host: host, port: 443, protocolName: "https", authenticationMethod: .httpBasic)
         }
-        for bad in ["a b", "a\tb", "a/b", "a\u{A0}b", "a\u{3000}b", "ä b", "ä/b"] {
-            #expect(throws: CountersignError.self) { try space(bad).validate() }
+        for bad in ["a b", "a\tb", "a/b", "a\u{A0}b", "a\u{3000}b", "ä b", "ä/b", "[", "a]b", "[::1", "[]", "[v.x]", "[::1]:443", "a..b", ".a.com", "."] {
+            #expect(throws: CountersignError.self, "\(bad)") { try space(bad).validate() }
         }
-        for good in ["intranet.example.com", "bücher.example", "127.0.0.1", "[::1]"] {
+        for good in ["intranet.example.com", "bücher.example", "127.0.0.1", "[::1]", "[fe80::1%25en0]", "[::ffff:10.0.0.1]", "example.com."] {
             #expect(throws: Never.self) { try space(good).validate() }
         }
     }

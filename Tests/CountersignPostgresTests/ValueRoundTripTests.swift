@@ -236,37 +236,63 @@ struct ValueRoundTripTests {
         #expect(result.affectedRows == 3)
     }
 
-    @Test("arrays of records: every field comes back as it went, whatever it holds")
+    @Test("arrays of records, in binary: every field comes back as it went, whatever it holds")
     func recordArrays() async throws {
-        let hostile = Self.texts + ["(", ")", ",", "{", "}", "\"\"", "\\\"", " leading", "trailing ", "a,b", "(x,y)", "{\"a\": [1, \"b\"]}"]
-        var rows: [(String?, Int64?, Bool?, String?)] = []
+        struct Row: Equatable, Sendable {
+            var text: String?, int4: Int?, int8: Int64?, flag: Bool?, id: UUID?, at: Date?, json: String?
+        }
+        let hostile = Self.texts + ["(", ")", ",", "{", "}", "\"\"", "\\\"", " leading", "trailing ", "a,b", "(x,y)"]
+        var rows: [Row] = []
         for (index, text) in hostile.enumerated() {
-            rows.append((text, Int64(index) - 3, index % 2 == 0, nil))
-            rows.append((nil, nil, nil, text))
+            rows.append(Row(text: text, int4: index - 3, int8: Int64(index) << 40, flag: index % 2 == 0, id: UUID(),
+                            at: Date(timeIntervalSince1970: 1_700_000_000.123456 + Double(index)), json: #"{"a": [1, "b"], "t": "\#(index)"}"#))
+            rows.append(Row(text: nil, int4: nil, int8: nil, flag: nil, id: nil, at: nil, json: nil))
         }
-        rows.append((nil, Int64.min, false, ""))
-        var array = PostgresRecordArrayText()
-        for row in rows {
-            array.startRecord()
-            array.add(row.0)
-            array.add(row.1)
-            array.add(row.2)
-            array.add(row.3)
-        }
-        let text = array.text
+        rows.append(Row(text: "", int4: Int(Int32.min), int8: Int64.min, flag: false, id: UUID(), at: Date(timeIntervalSince1970: 0), json: "[]"))
+        rows.append(Row(text: "end", int4: Int(Int32.max), int8: Int64.max, flag: true, id: UUID(), at: Date(timeIntervalSince1970: -1_000_000_000.5), json: "null"))
+        let sent = rows
         let back = try await Self.sharedPool.value.withTransaction { connection in
-            try connection.execute("CREATE TEMP TABLE round_trip (t text, i int8, b boolean, n text) ON COMMIT DROP")
-            return try connection.query(
-                "SELECT r.t, r.i, r.b, r.n FROM unnest($1::round_trip[]) WITH ORDINALITY AS r(t, i, b, n, position) ORDER BY position",
-                [.text(text)]
-            ).map { row in
-                (try row.decode("t", as: String?.self), try row.decode("i", as: Int64?.self), try row.decode("b", as: Bool?.self), try row.decode("n", as: String?.self))
+            try connection.execute("CREATE TYPE pg_temp.round_trip AS (t text, i int4, l int8, b boolean, u uuid, a timestamptz, j jsonb)")
+            let type = try connection.query("SELECT 'pg_temp.round_trip'::regtype::oid::int8 AS oid").first!.decode("oid", as: Int64.self)
+            var array = PostgresRecordArray(elementType: UInt32(type))
+            for row in sent {
+                array.startRecord()
+                array.add(text: row.text)
+                array.add(int4: row.int4)
+                array.add(int8: row.int8)
+                array.add(bool: row.flag)
+                array.add(uuid: row.id)
+                array.add(timestamptz: row.at)
+                array.add(jsonb: row.json)
             }
+            #expect(try connection.query("SELECT cardinality($1::pg_temp.round_trip[]) AS n", [PostgresRecordArray(elementType: UInt32(type)).value]).first?.decode("n", as: Int.self) == 0)
+            let back = try connection.query(
+                "SELECT r.t, r.i, r.l, r.b, r.u, r.a, r.j::text AS j FROM unnest($1::pg_temp.round_trip[]) WITH ORDINALITY AS r(t, i, l, b, u, a, j, position) ORDER BY position",
+                [array.value]
+            ).map { row in
+                Row(text: try row.decode("t"), int4: try row.decode("i"), int8: try row.decode("l"), flag: try row.decode("b"),
+                    id: try row.decode("u"), at: try row.decode("a"), json: try row.decode("j"))
+            }
+            // A field of the wrong type is refused, not misread.
+            var wrong = PostgresRecordArray(elementType: UInt32(type))
+            wrong.startRecord()
+            wrong.add(int8: 1)
+            try connection.execute("SAVEPOINT wrong_type")
+            #expect(throws: PostgresError.self) {
+                try connection.query("SELECT (unnest($1::pg_temp.round_trip[])).t", [wrong.value])
+            }
+            try connection.execute("ROLLBACK TO SAVEPOINT wrong_type")
+            return back
         }
         #expect(back.count == rows.count)
         for (sent, received) in zip(rows, back) {
-            #expect(sent.0 == received.0 && sent.1 == received.1 && sent.2 == received.2 && sent.3 == received.3, "\(sent) came back as \(received)")
+            #expect(sent.text == received.text && sent.int4 == received.int4 && sent.int8 == received.int8 && sent.flag == received.flag && sent.id == received.id, "\(sent) came back as \(received)")
+            #expect(sent.at.map { ($0.timeIntervalSince1970 * 1e6).rounded() } == received.at.map { ($0.timeIntervalSince1970 * 1e6).rounded() }, "\(sent.at as Any) came back as \(received.at as Any)")
+            #expect(sent.json.map(Self.jsonValue) == received.json.map(Self.jsonValue), "\(sent.json as Any) came back as \(received.json as Any)")
         }
-        #expect(try await select("SELECT cardinality($1::text[]) AS v", [.text(PostgresRecordArrayText().text)], as: Int.self) == 0)
+    }
+
+    private static func jsonValue(_ text: String) -> NSObject? {
+        try? JSONSerialization.jsonObject(with: Data(text.utf8), options: .fragmentsAllowed) as? NSObject
     }
 }

@@ -17,7 +17,7 @@ struct DecisionBatchCompatibilityTests {
                 // The call as DecisionWriter made it before migrations/0009.
                 try connection.query(
                     "SELECT batch_index, recorded, failures FROM record_decisions($1::decision_batch_row[], $2::uuid[], $3::uuid[], $4::boolean)",
-                    [.text(DecisionWriter.rows([record])), .textArray([record.sessionID.text]), .textArray([record.tenantID.text]), .bool(false)]
+                    [DecisionWriter.rows([record], type: try DecisionWriter.batchRowType(connection)), .textArray([record.sessionID.text]), .textArray([record.tenantID.text]), .bool(false)]
                 ).rows.first?.decode("recorded", as: Bool.self)
             }
             #expect(recorded == true)

@@ -100,10 +100,11 @@ public struct ProtectionSpace: Codable, Hashable, Sendable {
     }
 
     /// Whether `host` can name a host: 1 to 253 bytes, no whitespace, slash or control
-    /// character. Looks at bytes while the host is ASCII (it nearly always is) and at characters
-    /// otherwise, where Unicode decides what whitespace is.
+    /// character, and the shape of a name or address (`HostShape`). Looks at bytes while the
+    /// host is ASCII (it nearly always is) and at characters otherwise, where Unicode decides
+    /// what whitespace is.
     static func isHostName(_ host: String) -> Bool {
-        guard !host.isEmpty, host.utf8.count <= 253 else { return false }
+        guard !host.isEmpty, host.utf8.count <= 253, HostShape.isWellFormed(host.utf8) else { return false }
         var ascii = true
         for byte in host.utf8 {
             if byte >= 0x80 {

@@ -13,8 +13,11 @@ public struct HostPattern: Hashable, Sendable, CustomStringConvertible {
         guard !lowered.isEmpty, lowered.count <= 253, lowered.allSatisfy(allowed.contains) else {
             throw CountersignError(.invalidHostPattern, "'\(Self.quoted(pattern))' is not a host glob: use letters, digits, '-', '.', ':', '*' and '?', at most 253 characters")
         }
-        guard !pattern.contains("**"), !pattern.contains(".."), lowered.last != UInt8(ascii: ".") else {
-            throw CountersignError(.invalidHostPattern, "'\(Self.quoted(pattern))' is not a host glob: no '**', '..' or trailing '.'")
+        guard !pattern.contains("**"), HostShape.isWellFormed(lowered, wildcards: true), lowered.last != UInt8(ascii: ".") else {
+            throw CountersignError(
+                .invalidHostPattern,
+                "'\(Self.quoted(pattern))' is not a host glob: no '**', no leading, trailing or double '.', and brackets only around a whole IPv6 address"
+            )
         }
         self.pattern = pattern
         self.lowered = lowered
@@ -24,7 +27,7 @@ public struct HostPattern: Hashable, Sendable, CustomStringConvertible {
 
     /// The start of a refused pattern, enough to find it, for an error message of bounded size.
     private static func quoted(_ pattern: String) -> String {
-        pattern.count <= 64 ? pattern : pattern.prefix(64) + "…"
+        pattern.unicodeScalars.count <= 64 ? pattern : String(String.UnicodeScalarView(pattern.unicodeScalars.prefix(64))) + "…"
     }
 
     public func matches(_ host: String) -> Bool {

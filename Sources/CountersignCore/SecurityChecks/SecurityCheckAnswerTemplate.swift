@@ -30,7 +30,7 @@ public struct SecurityCheckAnswerTemplate: Hashable, Sendable {
             throw CountersignError(.invalidPolicy, "\(field) must have 1 to \(Self.maximumMembers) members")
         }
         for key in members.keys.sorted() {
-            guard !key.isEmpty, key.count <= 100, !Validation.containsControlCharacters(key) else {
+            guard !key.isEmpty, key.unicodeScalars.count <= 100, !Validation.containsControlCharacters(key) else {
                 throw CountersignError(.invalidPolicy, "\(field): member names must be 1 to 100 characters, no control characters")
             }
         }

@@ -41,7 +41,9 @@ public enum SecurityCheckPayload {
     /// admin listing.
     private static func message(_ value: JSONValue?) -> String? {
         guard let text = value?.stringValue, !text.isEmpty else { return nil }
-        let cleaned = String(text.unicodeScalars.filter { !Validation.isControl($0) }.map(Character.init))
-        return cleaned.count > 200 ? String(cleaned.prefix(200)) : cleaned
+        // Cut by scalars, as every length here is counted: one grapheme can hold thousands.
+        var cleaned = String.UnicodeScalarView()
+        cleaned.append(contentsOf: text.unicodeScalars.lazy.filter { !Validation.isControl($0) }.prefix(200))
+        return String(cleaned)
     }
 }

@@ -24,10 +24,12 @@ public enum Validation {
         return value
     }
 
-    /// At most `maxLength` characters. Counting characters means finding grapheme boundaries,
-    /// which every request would pay for; no string has more characters than UTF-8 bytes.
+    /// At most `maxLength` characters, counted as PostgreSQL's `char_length` and JSON Schema's
+    /// `maxLength` count them: Unicode scalars. Not graphemes: a base letter with any number of
+    /// combining marks is one grapheme. No string has more scalars than UTF-8 bytes, and the
+    /// bytes are counted at once.
     static func fits(_ value: String, _ maxLength: Int) -> Bool {
-        value.utf8.count <= maxLength || value.count <= maxLength
+        value.utf8.count <= maxLength || value.unicodeScalars.count <= maxLength
     }
 
     static func containsControlCharacters(_ value: String) -> Bool {

@@ -33,6 +33,8 @@ extension PostgresValue {
             return EncodedParameter(typeOID: PostgresTypeOID.float8, bytes: Array(Self.float8Text(value).utf8), isBinary: false)
         case .bytea(let bytes):
             return EncodedParameter(typeOID: PostgresTypeOID.bytea, bytes: bytes, isBinary: true)
+        case .binary(let bytes):
+            return EncodedParameter(typeOID: PostgresTypeOID.unspecified, bytes: bytes, isBinary: true)
         case .uuid(let uuid):
             return EncodedParameter(
                 typeOID: PostgresTypeOID.unspecified,

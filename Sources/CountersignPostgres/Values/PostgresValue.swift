@@ -5,6 +5,7 @@ public import Foundation
 /// How each kind travels:
 /// - ``int(_:)``, ``bool(_:)``, ``double(_:)``: text, typed `int8`, `bool`, `float8`.
 /// - ``bytea(_:)``: binary, typed `bytea`, so any byte (zero included) arrives intact.
+/// - ``binary(_:)``: binary, untyped: the statement's cast says what the bytes are.
 /// - ``text(_:)``, ``uuid(_:)``, ``timestamp(_:)``, ``textArray(_:)``, ``json(_:)`` and
 ///   ``null``: untyped text, so PostgreSQL takes the type from the context
 ///   (`WHERE id = $1` with a `uuid` column parses a UUID). Where the context does not
@@ -33,6 +34,9 @@ public enum PostgresValue: Sendable, Hashable {
     case textArray([String])
     /// JSON text for a `json` or `jsonb` column.
     case json(String)
+    /// Bytes in PostgreSQL's binary format for the type the statement gives the parameter
+    /// (`$1::some_row[]`), as ``PostgresRecordArray`` builds them.
+    case binary([UInt8])
 
     /// An integer parameter.
     public static func int(_ value: Int) -> PostgresValue {

@@ -39,6 +39,7 @@ public final class DecisionWriter: Sendable {
     private let maximumWriters: Int
     private let extraWriterBatch: Int
     private let state = Mutex(State())
+    private let batchRowOID = Mutex<UInt32?>(nil)
     private let batchSizes = Recorder(label: "countersign_decision_batch_size")
 
     /// `maximumWriters` batches may be in flight at once, each on its own connection.
@@ -114,14 +115,14 @@ public final class DecisionWriter: Sendable {
     /// inserts them and their session memory, and reads the released credentials' failures: one
     /// statement, so one round trip and one transaction.
     private func write(_ records: [DecisionRecord]) async throws -> [DecisionCommit] {
-        let parameters: [PostgresValue] = [
-            .text(Self.rows(records)),
-            .textArray(Set(records.map(\.sessionID)).map(\.text)),
-            .textArray(Set(records.map(\.tenantID)).map(\.text)),
-            .bool(records.contains { $0.plan.rememberInSession }),
-            Self.expectedFailures(records),
-        ]
         return try await pool.withConnection { connection in
+            let parameters: [PostgresValue] = [
+                Self.rows(records, type: try self.batchRowType(connection)),
+                .textArray(Set(records.map(\.sessionID)).map(\.text)),
+                .textArray(Set(records.map(\.tenantID)).map(\.text)),
+                .bool(records.contains { $0.plan.rememberInSession }),
+                Self.expectedFailures(records),
+            ]
             var commits = [DecisionCommit](repeating: .stale, count: records.count)
             for row in try connection.query(
                 "SELECT batch_index, recorded, failures FROM record_decisions($1::decision_batch_row[], $2::uuid[], $3::uuid[], $4::boolean, $5::int[])",
@@ -133,50 +134,66 @@ public final class DecisionWriter: Sendable {
         }
     }
 
-    /// The batch as `record_decisions` reads it: an array of `decision_batch_row`, the fields
-    /// in the order that type declares them (migrations/0006_decision_batches.sql).
-    static func rows(_ records: [DecisionRecord]) -> String {
-        var rows = PostgresRecordArrayText()
+    /// The OID of `decision_batch_row`, which the batch's binary form names; the database's
+    /// own, so read once.
+    private func batchRowType(_ connection: PostgresConnection) throws -> UInt32 {
+        if let known = batchRowOID.withLock({ $0 }) { return known }
+        let oid = try Self.batchRowType(connection)
+        batchRowOID.withLock { $0 = oid }
+        return oid
+    }
+
+    static func batchRowType(_ connection: PostgresConnection) throws -> UInt32 {
+        guard let oid = try connection.query("SELECT 'decision_batch_row'::regtype::oid::int8 AS oid").first?.decode("oid", as: Int64.self) else {
+            throw CountersignError(.internalError, "the type decision_batch_row is missing; are the migrations applied?")
+        }
+        return UInt32(oid)
+    }
+
+    /// The batch as `record_decisions` reads it: an array of `decision_batch_row` (whose OID is
+    /// `type`), the fields in the order that type declares them (migrations/0006_decision_batches.sql).
+    static func rows(_ records: [DecisionRecord], type: UInt32) -> PostgresValue {
+        var rows = PostgresRecordArray(elementType: type)
         for (index, record) in records.enumerated() {
             let plan = record.plan
             rows.startRecord()
-            rows.add(index)
-            rows.add(record.id.text)
-            rows.add(record.tenantID.text)
-            rows.add(record.sessionID.text)
-            rows.add(record.clientID)
-            rows.add(record.keyID.text)
-            rows.add(record.taskID)
-            rows.add(record.kind)
-            rows.add(record.spaceKey)
-            rows.add(record.space.host)
-            rows.add(record.space.port)
-            rows.add(record.space.protocolName)
-            rows.add(record.space.realm)
-            rows.add(record.space.method.rawValue)
-            rows.add(record.space.isProxy)
-            rows.add(record.previousFailureCount)
-            rows.add(plan.disposition.rawValue)
-            rows.add(plan.persistence.rawValue)
-            rows.add(plan.scope.rawValue)
-            rows.add(plan.source.rawValue)
-            rows.add(plan.reason)
-            rows.add(plan.rule?.id)
-            rows.add(plan.rule?.name)
-            rows.add(plan.credential?.id.text)
-            rows.add(record.releasedUser)
-            rows.add(plan.maxFailures)
-            rows.add(plan.blockSchedule?.seconds)
-            rows.add(plan.blockSchedule?.incrementSeconds)
-            rows.add(plan.blockSchedule?.maximumSeconds)
-            rows.add(plan.blockedUntil.map(Timestamp.format))
-            rows.add(record.tenantStateVersion)
-            rows.add(record.sessionStateVersion)
-            rows.add(plan.source == .policy || plan.source == .noMatchingRule)
-            rows.add(record.memoryKey)
-            rows.add(plan.memoryEntry(spaceKey: record.spaceKey).map(memoryJSON))
+            rows.add(int4: index)
+            rows.add(uuid: record.id)
+            rows.add(uuid: record.tenantID)
+            rows.add(uuid: record.sessionID)
+            rows.add(text: record.clientID)
+            rows.add(uuid: record.keyID)
+            rows.add(text: record.taskID)
+            rows.add(text: record.kind)
+            rows.add(text: record.spaceKey)
+            rows.add(text: record.space.host)
+            rows.add(int4: record.space.port)
+            rows.add(text: record.space.protocolName)
+            rows.add(text: record.space.realm)
+            rows.add(text: record.space.method.rawValue)
+            rows.add(bool: record.space.isProxy)
+            rows.add(int4: record.previousFailureCount)
+            rows.add(text: plan.disposition.rawValue)
+            rows.add(text: plan.persistence.rawValue)
+            rows.add(text: plan.scope.rawValue)
+            rows.add(text: plan.source.rawValue)
+            rows.add(text: plan.reason)
+            rows.add(text: plan.rule?.id)
+            rows.add(text: plan.rule?.name)
+            rows.add(uuid: plan.credential?.id)
+            rows.add(text: record.releasedUser)
+            rows.add(int4: plan.maxFailures)
+            rows.add(int4: plan.blockSchedule?.seconds)
+            rows.add(int4: plan.blockSchedule?.incrementSeconds)
+            rows.add(int4: plan.blockSchedule?.maximumSeconds)
+            rows.add(timestamptz: plan.blockedUntil)
+            rows.add(int8: record.tenantStateVersion)
+            rows.add(int8: record.sessionStateVersion)
+            rows.add(bool: plan.source == .policy || plan.source == .noMatchingRule)
+            rows.add(text: record.memoryKey)
+            rows.add(jsonb: plan.memoryEntry(spaceKey: record.spaceKey).map(memoryJSON))
         }
-        return rows.text
+        return rows.value
     }
 
     /// The failures each decision expects, by batch index (migrations/0009): null when none does,
