@@ -160,7 +160,8 @@ public enum DecisionEngine {
                 source: .session,
                 reason: "the credential the session remembered is blocked",
                 blockedUntil: inputs.blockedUntil[id],
-                maxFailures: remembered.maxFailures
+                maxFailures: remembered.maxFailures,
+                blockSchedule: remembered.blockSchedule
             )
         }
         return DecisionPlan(
@@ -173,7 +174,8 @@ public enum DecisionEngine {
             reason: credential.kind == .clientIdentity
                 ? "the session remembered the client identity '\(credential.attributes.account)'"
                 : "the session remembered the credential of '\(credential.attributes.account)'",
-            maxFailures: remembered.maxFailures
+            maxFailures: remembered.maxFailures,
+            blockSchedule: remembered.blockSchedule
         )
     }
 

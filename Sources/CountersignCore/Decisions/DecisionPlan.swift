@@ -74,6 +74,7 @@ public struct DecisionPlan: Hashable, Sendable {
             ruleID: rule?.id,
             ruleName: rule?.name,
             maxFailures: maxFailures,
+            blockSchedule: blockSchedule,
             blockedDisposition: blockedDisposition,
             trust: trust
         )

@@ -13,6 +13,7 @@ public struct SessionMemoryEntry: Hashable, Sendable, Codable {
     public var ruleName: String?
     /// The rule's limits, kept so that a remembered credential still blocks by its rule.
     public var maxFailures: Int?
+    public var blockSchedule: BlockSchedule?
     public var blockedDisposition: Disposition?
     /// For a trusted server chain: the evaluation that trusted it, answered again as it was.
     public var trust: ServerTrustVerdict?
@@ -25,6 +26,7 @@ public struct SessionMemoryEntry: Hashable, Sendable, Codable {
         ruleID: String?,
         ruleName: String?,
         maxFailures: Int?,
+        blockSchedule: BlockSchedule? = nil,
         blockedDisposition: Disposition?,
         trust: ServerTrustVerdict? = nil
     ) {
@@ -35,6 +37,7 @@ public struct SessionMemoryEntry: Hashable, Sendable, Codable {
         self.ruleID = ruleID
         self.ruleName = ruleName
         self.maxFailures = maxFailures
+        self.blockSchedule = blockSchedule
         self.blockedDisposition = blockedDisposition
         self.trust = trust
     }

@@ -109,7 +109,7 @@ public struct RuleAction: Codable, Hashable, Sendable {
 
 /// How long blocks last: `seconds`, plus `incrementSeconds` per earlier block, at most
 /// `maximumSeconds`.
-public struct BlockSchedule: Hashable, Sendable {
+public struct BlockSchedule: Hashable, Sendable, Codable {
     public var seconds: Int
     public var incrementSeconds: Int
     public var maximumSeconds: Int

@@ -159,7 +159,7 @@ public struct CredentialStore: Sendable {
             VALUES ($1, $2, 'useCredential', $3, 'forSession')
             ON CONFLICT (session_id, space_key) DO UPDATE SET disposition = 'useCredential', credential_id = excluded.credential_id,
                 persistence = 'forSession', rule_id = NULL, rule_name = NULL, max_failures = NULL, blocked_disposition = NULL,
-                created_at = now()
+                block_seconds = NULL, block_increment_seconds = NULL, max_block_seconds = NULL, created_at = now()
             """,
             [.uuid(sessionID), .text(spaceKey), .uuid(credentialID)]
         )

@@ -78,13 +78,16 @@ public struct DecisionStateStore: Sendable {
             for entry in try connection.query(
                 """
                 SELECT space_key, disposition, credential_id, persistence, rule_id, rule_name, max_failures, blocked_disposition,
-                    trust_evaluation::text AS trust_evaluation
+                    trust_evaluation::text AS trust_evaluation, block_seconds, block_increment_seconds, max_block_seconds
                 FROM session_memory WHERE session_id = $1
                 """,
                 [.uuid(sessionID)]
             ).rows {
                 let blocked: String? = try entry.decode("blocked_disposition")
                 let trust: String? = try entry.decode("trust_evaluation")
+                let blockSeconds: Int? = try entry.decode("block_seconds")
+                let blockIncrement: Int? = try entry.decode("block_increment_seconds")
+                let maxBlockSeconds: Int? = try entry.decode("max_block_seconds")
                 let remembered = SessionMemoryEntry(
                     spaceKey: try entry.decode("space_key"),
                     disposition: try entry.decodeEnum("disposition"),
@@ -93,6 +96,9 @@ public struct DecisionStateStore: Sendable {
                     ruleID: try entry.decode("rule_id"),
                     ruleName: try entry.decode("rule_name"),
                     maxFailures: try entry.decode("max_failures"),
+                    blockSchedule: blockSeconds.map { seconds in
+                        BlockSchedule(seconds: seconds, incrementSeconds: blockIncrement ?? 0, maximumSeconds: maxBlockSeconds ?? seconds)
+                    },
                     blockedDisposition: blocked.flatMap(Disposition.init(rawValue:)),
                     trust: try trust.map { try Self.trustDecoder.decode(ServerTrustVerdict.self, from: Data($0.utf8)) }
                 )

@@ -213,6 +213,9 @@ public final class DecisionWriter: Sendable {
         row.add("rule_id", entry.ruleID)
         row.add("rule_name", entry.ruleName)
         row.add("max_failures", entry.maxFailures)
+        row.add("block_seconds", entry.blockSchedule?.seconds)
+        row.add("block_increment_seconds", entry.blockSchedule?.incrementSeconds)
+        row.add("max_block_seconds", entry.blockSchedule?.maximumSeconds)
         row.add("blocked_disposition", entry.blockedDisposition?.rawValue)
         row.add("trust_evaluation", json: entry.trust.flatMap(trustJSON))
         return row.text

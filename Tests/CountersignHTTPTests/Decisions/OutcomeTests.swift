@@ -188,6 +188,24 @@ struct OutcomeTests {
         }
     }
 
+    /// Most releases of a `forSession` credential come from the session's memory: they block by
+    /// the rule's schedule too, not by the default five minutes.
+    @Test func aCredentialServedFromTheSessionBlocksByItsRulesSchedule() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            _ = try await api.credential(tenant)
+            try await api.releasePolicy(tenant, then: #""maxFailures": 1, "persistence": "forSession", "blockSeconds": 20, "blockIncrementSeconds": 5, "maxBlockSeconds": 30"#)
+            let session = try await api.session(tenant)
+            #expect(try await api.decided(tenant, session: session, taskId: "a").string("source") == "policy")
+            let remembered = try await api.decided(tenant, session: session, taskId: "b")
+            #expect(remembered.string("source") == "session")
+            let rejected = try await api.outcome(tenant, decision: try #require(remembered.string("decisionId")), "rejected")
+            let until = try SessionTests.date(Self.counter(rejected)?["blockedUntil"])
+            let blockedAt = try SessionTests.date(try #require(try await api.counters(tenant).first)["lastBlockedAt"])
+            #expect(abs(until.timeIntervalSince(blockedAt) - 20) < 1, "blocked for \(until.timeIntervalSince(blockedAt)) s")
+        }
+    }
+
     @Test func anAcceptedOutcomeResetsTheCount() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()
