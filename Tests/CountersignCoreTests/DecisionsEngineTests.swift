@@ -122,6 +122,15 @@ struct DecisionsEngineTests {
         // And a rule naming Default matches a Basic challenge over HTTPS.
         fixture.rules = [F.rule("default", match: RuleMatch(methods: [.default]), then: RuleAction(disposition: .rejectProtectionSpace))]
         #expect(fixture.decide(F.space(method: .httpBasic)).disposition == .rejectProtectionSpace)
+        // A credential saved for Default, without a protocol, answers Basic and Default over
+        // http(s), and only Default elsewhere.
+        let saved = F.credential(method: .default)
+        fixture.credentials = [saved]
+        fixture.rules = [F.rule("any", then: RuleAction(disposition: .useCredential))]
+        for space in [F.space(method: .default), F.space(method: .httpBasic), F.space(protocolName: "http", method: .default), F.space(protocolName: "ftp", method: .default)] {
+            #expect(fixture.decide(space).credential?.id == saved.id, "\(space)")
+        }
+        #expect(fixture.decide(F.space(protocolName: "ftp", method: .httpBasic)).credential == nil)
     }
 
     @Test func releasesWithTheRulesPersistenceAndLimits() {

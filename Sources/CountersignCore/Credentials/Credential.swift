@@ -162,7 +162,9 @@ public struct CredentialAttributes: Codable, Hashable, Sendable {
         if let port, port != space.port { return false }
         if let protocolName = attributes.protocolName, protocolName != space.protocolName { return false }
         if let realm, realm != space.realm { return false }
-        if let method = attributes.authenticationMethod, method != space.method { return false }
+        // Normalized for the space's protocol: a credential for `Default` without a protocol of
+        // its own is an HTTP Basic one over http(s), as the challenge's `Default` is.
+        if let method = attributes.authenticationMethod, method.normalized(forProtocol: space.protocolName) != space.method { return false }
         return true
     }
 
