@@ -14,6 +14,13 @@ public struct CountersignError: Error, Sendable, Hashable, CustomStringConvertib
 
     public var description: String { "\(code.rawValue): \(message)" }
 
+    /// The same error for a value checked on its own that arrived as the member `member` of a
+    /// larger body: a message naming a field (`'taskId' ...`) names it by its path in the body.
+    public func within(_ member: String) -> CountersignError {
+        guard message.hasPrefix("'") else { return self }
+        return CountersignError(code, "'\(member)." + message.dropFirst())
+    }
+
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
     public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }

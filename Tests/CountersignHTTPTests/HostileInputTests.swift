@@ -23,7 +23,13 @@ struct HostileInputTests {
                 let reply = try await api.call(.post, path, key: key, json: body)
                 #expect(reply.status == 400 && reply.errorCode == "malformed_json", "\(path) \(body): \(reply)")
             }
-            for query in ["/v1/decisions?clientId=%00", "/v1/credentials?host=%00", "/v1/credentials?account=a%00b"] {
+            let long = String(repeating: "x", count: 300)
+            for query in [
+                "/v1/decisions?clientId=%00", "/v1/credentials?host=%00", "/v1/credentials?account=a%00b",
+                // Filters are checked as the members they filter by, and fail as queries.
+                "/v1/decisions?clientId=\(long)", "/v1/security-checks/states?clientId=\(long)", "/v1/security-checks/states?securityCheck=a%20b",
+                "/v1/credentials?host=\(long)",
+            ] {
                 let reply = try await api.call(.get, query, key: tenant.adminKey)
                 #expect(reply.status == 400 && reply.errorCode == "invalid_query", "\(query): \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
             }

@@ -19,6 +19,17 @@ struct QueryParameters {
         parameters.get(name).flatMap { $0.isEmpty ? nil : String($0) }
     }
 
+    /// A parameter checked as the body member it filters by is checked, failing as a query.
+    func checked(_ name: String, _ check: (String) throws -> Void) throws -> String? {
+        guard let text = string(name) else { return nil }
+        do {
+            try check(text)
+        } catch let error as CountersignError {
+            throw CountersignError(.invalidQuery, error.message)
+        }
+        return text
+    }
+
     func uuid(_ name: String) throws -> UUID? {
         guard let text = string(name) else { return nil }
         guard let id = UUID(text: text) else { throw CountersignError(.invalidQuery, "'\(name)' must be a UUID") }

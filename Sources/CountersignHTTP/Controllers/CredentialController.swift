@@ -124,8 +124,8 @@ struct CredentialController: Sendable {
             let page = try query.page()
             let list = try await credentials.list(
                 tenantID: context.tenantID,
-                host: query.string("host"),
-                account: query.string("account"),
+                host: try query.checked("host") { try Validation.text($0, field: "host", maxLength: 253) },
+                account: try query.checked("account") { try Validation.name($0, field: "account", maxLength: 1000) },
                 limit: page.limit,
                 after: page.cursor
             )

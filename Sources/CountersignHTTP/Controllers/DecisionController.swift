@@ -72,7 +72,7 @@ struct DecisionController: Sendable {
             let query = try QueryParameters(request.uri.queryParameters)
             let filter = DecisionStore.Filter(
                 sessionID: try query.uuid("sessionId"),
-                clientID: query.string("clientId"),
+                clientID: try query.checked("clientId") { try Validation.name($0, field: "clientId") },
                 credentialID: try query.uuid("credentialId"),
                 disposition: try query.enumeration("disposition", as: Disposition.self),
                 since: try query.date("since"),

@@ -74,13 +74,11 @@ struct SecurityCheckController: Sendable {
     func addAdminRoutes(to group: RouterGroup<AdminRequestContext>) {
         group.get("states") { request, context in
             let query = try QueryParameters(request.uri.queryParameters)
-            let clientID = query.string("clientId")
-            if let clientID { try Validation.name(clientID, field: "clientId") }
             let page = try query.page()
             let states = try await securityChecks.states(
                 tenantID: context.tenantID,
-                clientID: clientID,
-                securityCheck: query.string("securityCheck"),
+                clientID: try query.checked("clientId") { try Validation.name($0, field: "clientId") },
+                securityCheck: try query.checked("securityCheck") { try SecurityCheckName.validate($0, field: "securityCheck") },
                 limit: page.limit,
                 after: page.cursor
             )

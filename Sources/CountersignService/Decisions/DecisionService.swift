@@ -108,8 +108,14 @@ public struct DecisionService: Sendable {
     /// What the policy would answer, from fresh state, without recording anything or
     /// releasing a secret.
     public func explain(_ challenge: Challenge, tenantID: UUID, clientID: String, sessionID: UUID?) async throws -> (plan: DecisionPlan, remainingAttempts: Int?) {
-        try challenge.validate()
-        let tls = try PresentedTLS.parse(challenge)
+        let tls: PresentedTLS
+        do {
+            try challenge.validate()
+            tls = try PresentedTLS.parse(challenge)
+        } catch let error as CountersignError {
+            // The explain body holds the challenge as its member `challenge`.
+            throw error.within("challenge")
+        }
         cache.forgetTenant(tenantID)
         let tenant = try await cache.tenant(tenantID)
         var session: DecisionStateStore.SessionState?

@@ -117,10 +117,18 @@ public struct SessionStore: Sendable {
         guard !sessionIDs.isEmpty else { return }
         let ids = PostgresValue.textArray(sessionIDs.map { $0.text })
         try connection.execute("DELETE FROM session_memory WHERE session_id = ANY($1::uuid[])", [ids])
+        // Their history says when and why they went, as an admin's delete does.
         let credentials = try connection.query(
-            "DELETE FROM credentials WHERE owner = 'session' AND owner_session_id = ANY($1::uuid[]) RETURNING id",
+            """
+            WITH gone AS (
+                DELETE FROM credentials WHERE owner = 'session' AND owner_session_id = ANY($1::uuid[])
+                RETURNING id, tenant_id, owner_session_id)
+            INSERT INTO credential_history (tenant_id, credential_id, event, actor, details)
+            SELECT tenant_id, id, 'deleted', 'session:' || owner_session_id, '{"reason": "its session ended"}'::jsonb FROM gone
+            RETURNING credential_id
+            """,
             [ids]
-        ).rows.map { try $0.decode("id", as: UUID.self) }
+        ).rows.map { try $0.decode("credential_id", as: UUID.self) }
         try CredentialStore.deleteDependents(of: credentials, on: connection)
     }
 

@@ -105,6 +105,13 @@ struct ClientSubmittedCredentialTests {
             // Other sessions of the same client do not see it.
             let other = try await api.session(tenant, clientId: "alice-phone")
             #expect(try await api.decided(tenant, session: other).string("disposition") == "performDefaultHandling")
+
+            // The session's end takes it, and its history says so.
+            #expect(try await api.invalidate(tenant, session: session, mode: "finishTasks").status == 200)
+            #expect(try await api.call(.get, "/v1/credentials/\(id)", key: tenant.adminKey).status == 404)
+            let history = try await api.history(tenant, credential: id)
+            #expect(history.first?["event"] as? String == "created" && history.last?["event"] as? String == "deleted", "\(history)")
+            #expect(history.last?["actor"] as? String == "session:\(session)")
         }
     }
 

@@ -118,6 +118,13 @@ struct PolicyTests {
             )
             #expect(unknownSession.status == 404)
             #expect(try await api.call(.post, "/v1/policy/explain", key: tenant.adminKey, json: #"{"challenge": {}}"#).errorCode == "missing_field")
+            // Fields are named by their path in the explain body, whichever check refuses them.
+            let outOfRange = try await api.call(
+                .post, "/v1/policy/explain", key: tenant.adminKey,
+                json: #"{"challenge": {"taskId": "t", "protectionSpace": {"host": "a", "port": -1, "authenticationMethod": "x"}}}"#
+            )
+            #expect(outOfRange.errorCode == "invalid_field")
+            #expect((outOfRange["error"] as? [String: Any])?["message"] as? String == "'challenge.protectionSpace.port' must be between 0 and 65535")
         }
     }
 
