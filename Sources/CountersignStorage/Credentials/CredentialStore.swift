@@ -109,7 +109,9 @@ public struct CredentialStore: Sendable {
                 }
                 let saved: (credential: Credential, created: Bool)
                 if let existing = try Self.find(tenantID: tenantID, attributes: attributes, owner: input.owner, on: connection) {
-                    let changes = Changes(domain: .some(input.domain), label: .some(input.label), password: input.password)
+                    // Metadata left out stays (a vault sync that sends the password alone must not
+                    // drop an NTLM domain); PATCH clears it with null.
+                    let changes = Changes(domain: input.domain.map { .some($0) }, label: input.label.map { .some($0) }, password: input.password)
                     saved = (try Self.apply(changes, to: existing, key: key, actor: actor, on: connection), false)
                 } else {
                     saved = (try Self.insert(tenantID: tenantID, input, attributes: attributes, key: key, actor: actor, on: connection), true)
@@ -358,6 +360,15 @@ public struct CredentialStore: Sendable {
             }
         }
         let attributes = (changes.attributes ?? existing.attributes).normalized
+        let domain = changes.domain ?? existing.domain
+        let label = changes.label ?? existing.label
+        var details: [String: String] = [:]
+        if attributes != existing.attributes.normalized { details["attributes"] = "changed" }
+        if domain != existing.domain { details["domain"] = "changed" }
+        if label != existing.label { details["label"] = "changed" }
+        // Nothing to change, nothing to record: a sync saving the same credential again leaves
+        // no trace, and no cached decision state goes stale for it.
+        guard secretChanged || !details.isEmpty else { return existing }
         let rows = try connection.query(
             """
             UPDATE credentials AS c SET host = $3, port = $4, protocol = $5, realm = $6, path = $7, authentication_method = $8,
@@ -369,11 +380,9 @@ public struct CredentialStore: Sendable {
             RETURNING \(Credential.columns)
             """,
             [.uuid(tenantID), .uuid(existing.id)] + attributeValues(attributes)
-                + [PostgresValue(changes.domain ?? existing.domain), PostgresValue(changes.label ?? existing.label), sealed.map(PostgresValue.bytea) ?? .null]
+                + [PostgresValue(domain), PostgresValue(label), sealed.map(PostgresValue.bytea) ?? .null]
         )
         let updated = try Credential(row: rows.rows[0])
-        var details: [String: String] = [:]
-        if changes.attributes != nil, attributes != existing.attributes.normalized { details["attributes"] = "changed" }
         if secretChanged {
             details["secret"] = "changed"
             let unblocked = try connection.execute(

@@ -27,6 +27,10 @@ struct AdminCredentialTests {
             #expect(relabelled.string("label") == "renamed")
             #expect(relabelled.int("secretVersion") == 1)
             #expect(try await api.counters(tenant).first?["failures"] as? Int == 1)
+            // Saved again without a label (a vault sync sending the password alone), it keeps it.
+            let resynced = try await api.call(.post, "/v1/credentials", key: tenant.adminKey, json: Self.body.replacingOccurrences(of: #", "label": "service account""#, with: ""))
+            #expect(resynced.status == 200)
+            #expect(resynced.string("label") == "renamed")
 
             // A different account is a different credential.
             let other = try await api.call(.post, "/v1/credentials", key: tenant.adminKey, json: Self.body.replacingOccurrences(of: #""svc""#, with: #""svc2""#))
@@ -34,7 +38,7 @@ struct AdminCredentialTests {
             #expect(other.string("id") != id)
 
             let events = try await api.history(tenant, credential: id).compactMap { $0["event"] as? String }
-            #expect(events == ["created", "updated"])
+            #expect(events == ["created", "updated"], "saving it again unchanged records nothing")
         }
     }
 
