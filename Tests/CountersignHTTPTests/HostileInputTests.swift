@@ -29,6 +29,8 @@ struct HostileInputTests {
                 // Filters are checked as the members they filter by, and fail as queries.
                 "/v1/decisions?clientId=\(long)", "/v1/security-checks/states?clientId=\(long)", "/v1/security-checks/states?securityCheck=a%20b",
                 "/v1/credentials?host=\(long)",
+                // A misspelt filter does not list everything, and a parameter counts once.
+                "/v1/decisions?sesionId=\(UUID())", "/v1/keys?limit=1&limit=2", "/v1/counters?blocked=maybe",
             ] {
                 let reply = try await api.call(.get, query, key: tenant.adminKey)
                 #expect(reply.status == 400 && reply.errorCode == "invalid_query", "\(query): \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")

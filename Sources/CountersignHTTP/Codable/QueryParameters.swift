@@ -6,11 +6,25 @@ import Hummingbird
 struct QueryParameters {
     let parameters: Parameters
 
-    /// Refuses a query with U+0000 (`%00`) anywhere: PostgreSQL's text cannot hold it, and no
-    /// parameter has a use for it.
-    init(_ parameters: Parameters) throws {
-        for (name, value) in parameters where name.utf8.contains(0) || value.utf8.contains(0) {
-            throw CountersignError(.invalidQuery, "query parameters must not contain U+0000 (%00)")
+    /// The parameters of a paged listing.
+    static let paging = ["limit", "cursor"]
+
+    /// Refuses a query with a parameter the route does not take (a misspelt filter would
+    /// otherwise list everything, unfiltered), one given twice, or U+0000 (`%00`) anywhere,
+    /// which PostgreSQL's text cannot hold and no parameter has a use for.
+    init(_ parameters: Parameters, accepting names: [String]) throws {
+        var seen: Set<Substring> = []
+        for (name, value) in parameters {
+            guard !name.utf8.contains(0), !value.utf8.contains(0) else {
+                throw CountersignError(.invalidQuery, "query parameters must not contain U+0000 (%00)")
+            }
+            guard names.contains(where: { $0 == name }) else {
+                let taken = names.isEmpty ? "none" : names.map { "'\($0)'" }.joined(separator: ", ")
+                throw CountersignError(.invalidQuery, "'\(name.prefix(64))' is not a query parameter here; this route takes \(taken)")
+            }
+            guard seen.insert(name).inserted else {
+                throw CountersignError(.invalidQuery, "'\(name)' is given more than once")
+            }
         }
         self.parameters = parameters
     }

@@ -12,12 +12,12 @@ struct CounterController: Sendable {
 
     func addRoutes(to group: RouterGroup<AdminRequestContext>) {
         group.get { request, context in
-            let query = try QueryParameters(request.uri.queryParameters)
+            let query = try QueryParameters(request.uri.queryParameters, accepting: QueryParameters.paging + ["credentialId", "blocked"])
             let page = try query.page()
             let counters = try await counters.list(
                 tenantID: context.tenantID,
                 credentialID: try query.uuid("credentialId"),
-                blockedOnly: try query.bool("blocked") ?? false,
+                blocked: try query.bool("blocked"),
                 limit: page.limit,
                 after: page.cursor
             )

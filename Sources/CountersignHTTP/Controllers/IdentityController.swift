@@ -46,7 +46,7 @@ struct IdentityController: Sendable {
             return try JSONResponse.make(IdentityView(created), status: .created)
         }
         group.get { request, context in
-            let page = try QueryParameters(request.uri.queryParameters).page()
+            let page = try QueryParameters(request.uri.queryParameters, accepting: QueryParameters.paging).page()
             let list = try await identities.list(tenantID: context.tenantID, limit: page.limit, after: page.cursor)
             return try JSONResponse.make(ListPage("identities", list, IdentityView.init))
         }

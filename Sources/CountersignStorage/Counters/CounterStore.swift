@@ -50,11 +50,12 @@ public struct CounterStore: Sendable {
         }
     }
 
-    /// One page of counters, most recent rejection first, and the cursor of the next page.
+    /// One page of counters, most recent rejection first, and the cursor of the next page;
+    /// `blocked` keeps only those blocking now (true) or not (false).
     public func list(
         tenantID: UUID,
         credentialID: UUID? = nil,
-        blockedOnly: Bool = false,
+        blocked: Bool? = nil,
         limit: Int = 100,
         after cursor: String? = nil
     ) async throws -> (entries: [Entry], next: String?) {
@@ -62,10 +63,10 @@ public struct CounterStore: Sendable {
             try await pool.withConnection { connection in
                 let rows = try Self.rows(
                     where: """
-                        rc.tenant_id = $1 AND ($2::uuid IS NULL OR rc.credential_id = $2::uuid) AND (NOT $3::boolean OR rc.blocked_until > now())
+                        rc.tenant_id = $1 AND ($2::uuid IS NULL OR rc.credential_id = $2::uuid) AND ($3::boolean IS NULL OR coalesce(rc.blocked_until > now(), false) = $3::boolean)
                           AND ($4::timestamptz IS NULL OR (coalesce(rc.last_rejection_at, '-infinity'), rc.id) < ($4::timestamptz, $5::uuid))
                         """,
-                    [.uuid(tenantID), PostgresValue(credentialID), .bool(blockedOnly), PostgresValue(position?.at), PostgresValue(position?.id)],
+                    [.uuid(tenantID), PostgresValue(credentialID), blocked.map(PostgresValue.bool) ?? .null, PostgresValue(position?.at), PostgresValue(position?.id)],
                     limit: limit + 1,
                     on: connection
                 )

@@ -69,7 +69,7 @@ final class ServiceProcess: @unchecked Sendable {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             guard process.isRunning else { break }
-            if let status = try? await TestClient.withClient(host: "127.0.0.1", port: port, operation: { try await $0.get("/readyz").status }), status == .ok {
+            if let status = try? await TestClient.withClient(host: "127.0.0.1", port: port, operation: { try await $0.execute(.init("/readyz", method: .get, authority: "localhost")).status }), status == .ok {
                 return
             }
             try await Task.sleep(for: .milliseconds(100))
