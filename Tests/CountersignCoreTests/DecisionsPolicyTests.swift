@@ -185,6 +185,7 @@ struct DecisionsPolicyValidationTests {
         RuleAction(disposition: .useCredential, account: ""),
         RuleAction(disposition: .useCredential, blockSeconds: 1000, maxBlockSeconds: 10),
         RuleAction(disposition: .useCredential, maxBlockSeconds: 60),
+        RuleAction(disposition: .useCredential, credentialId: UUID().uuidString, account: "svc"),
     ])
     func badActionsAreRefused(action: RuleAction) {
         #expect(throws: CountersignError.self) { try validate([F.rule("a", then: action)]) }
@@ -200,6 +201,9 @@ struct DecisionsPolicyValidationTests {
         }
         #expect(throws: CountersignError(.invalidPolicy, "")) {
             try validate([F.rule("a", match: RuleMatch(methods: [AuthenticationMethod(rawValue: "Bogus")]), then: RuleAction(disposition: .rejectProtectionSpace))])
+        }
+        #expect(throws: CountersignError(.invalidPolicy, "")) {
+            try validate([F.rule("a", match: RuleMatch(methods: [.httpBasic, .ntlm, .httpBasic]), then: RuleAction(disposition: .rejectProtectionSpace))])
         }
         #expect(throws: CountersignError(.invalidField, "")) {
             try validate([F.rule("a", match: RuleMatch(port: 70000), then: RuleAction(disposition: .rejectProtectionSpace))])

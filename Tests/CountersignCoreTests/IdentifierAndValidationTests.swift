@@ -78,6 +78,8 @@ struct IdentifierAndValidationTests {
         #expect(throws: CountersignError.self) { try Validation.name("e" + String(repeating: "\u{301}", count: 50_000), field: "f") }
         #expect(throws: CountersignError.self) { try Validation.name(String(repeating: "e", count: 201), field: "f") }
         #expect(throws: CountersignError.self) { try Validation.name("", field: "f") }
+        #expect(throws: CountersignError.self) { try Validation.name("  \u{3000}", field: "f") }
+        #expect(try Validation.name(" a ", field: "f") == " a ")
         for control in ["\u{0}", "\u{1F}", "\u{7F}", "\u{85}", "\u{9F}"] {
             #expect(throws: CountersignError.self) { try Validation.name("a\(control)b", field: "f") }
             #expect(throws: CountersignError.self) { try Validation.text("a\(control)b", field: "f", maxLength: 10) }

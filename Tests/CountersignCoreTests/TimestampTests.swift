@@ -17,6 +17,11 @@ struct TimestampTests {
         #expect(Timestamp.parse(text) == nil)
     }
 
+    @Test func lowercaseTAndZAreTheSameTime() {
+        #expect(Timestamp.parse("2026-11-23t07:51:07.5z") == Timestamp.parse("2026-11-23T07:51:07.5Z"))
+        #expect(Timestamp.parse("2026-11-23t07:51:07z") != nil)
+    }
+
     @Test func formatAndParseRoundTrip() throws {
         let date = Date(timeIntervalSince1970: 1_795_000_000.123)
         let parsed = try #require(Timestamp.parse(Timestamp.format(date)))

@@ -130,6 +130,7 @@ public struct ProtectionSpace: Codable, Hashable, Sendable {
             throw CountersignError(.invalidField, "'protectionSpace.authenticationMethod' must not contain control characters")
         }
         if let protocolName { try Validation.name(protocolName, field: "protectionSpace.protocol", maxLength: 32) }
+        if let proxyType { try Validation.name(proxyType, field: "protectionSpace.proxyType", maxLength: 32) }
     }
 }
 

@@ -78,6 +78,9 @@ public struct RuleMatch: Codable, Hashable, Sendable {
             for method in methods where !method.isKnown {
                 throw CountersignError(.invalidPolicy, "\(field).methods: '\(method)' is not an authentication method")
             }
+            guard Set(methods).count == methods.count else {
+                throw CountersignError(.invalidPolicy, "\(field).methods lists a method twice")
+            }
         }
     }
 }

@@ -79,6 +79,10 @@ public struct RuleAction: Codable, Hashable, Sendable {
 
     func validate(field: String) throws {
         if let account { try Validation.name(account, field: "\(field).account", maxLength: 1000) }
+        // By id the account is never looked at: both would say two things and do one.
+        if credentialId != nil, account != nil {
+            throw CountersignError(.invalidPolicy, "\(field): name the credential by credentialId or by account, not both")
+        }
         if let credentialId, !UUIDText.isValid(credentialId) {
             throw CountersignError(.invalidPolicy, "\(field).credentialId must be a UUID")
         }

@@ -12,6 +12,8 @@ public enum Timestamp {
 
     /// Accepts RFC 3339 timestamps with or without fractional seconds.
     public static func parse(_ text: String) -> Date? {
+        // RFC 3339 §5.6 allows "t" and "z" for "T" and "Z"; Foundation's parser does not.
+        let text = text.uppercased()
         guard namesAPossibleTime(text) else { return nil }
         return (try? withFraction.parse(text)) ?? (try? withoutFraction.parse(text))
     }

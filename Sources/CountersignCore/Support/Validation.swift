@@ -1,10 +1,14 @@
 /// Checks shared by the request types of every feature.
 public enum Validation {
-    /// A human-chosen name or label: 1 to `maxLength` characters, no control characters.
+    /// A human-chosen name or label: 1 to `maxLength` characters, not all of them whitespace,
+    /// no control characters.
     @discardableResult
     public static func name(_ value: String, field: String, maxLength: Int = 200) throws -> String {
         guard !value.isEmpty, fits(value, maxLength) else {
             throw CountersignError(.invalidField, "'\(field)' must be 1 to \(maxLength) characters")
+        }
+        guard !value.unicodeScalars.allSatisfy(\.properties.isWhitespace) else {
+            throw CountersignError(.invalidField, "'\(field)' must not be blank")
         }
         guard !containsControlCharacters(value) else {
             throw CountersignError(.invalidField, "'\(field)' must not contain control characters")

@@ -234,6 +234,8 @@ public struct DecisionService: Sendable {
     static func remainingAttempts(_ plan: DecisionPlan, failures: Int) -> Int? {
         if plan.blockedUntil != nil { return 0 }
         guard plan.credential != nil, let maxFailures = plan.maxFailures else { return nil }
-        return max(0, maxFailures - failures)
+        // Released unblocked, it has at least this attempt: once a block ends the count stays
+        // where it was (so that blocks can grow), and the next rejection blocks again.
+        return max(1, maxFailures - failures)
     }
 }

@@ -178,6 +178,8 @@ struct OutcomeTests {
             try await Task.sleep(for: .milliseconds(4200))
             let released = try await api.decided(tenant, session: session)
             #expect(released.string("disposition") == "useCredential")
+            // The count stays at the limit: the next rejection blocks again.
+            #expect(released.int("remainingAttempts") == 1)
             let second = try await api.outcome(tenant, decision: try #require(released.string("decisionId")), "rejected")
             let until = try SessionTests.date(Self.counter(second)?["blockedUntil"])
             let counter = try #require(try await api.counters(tenant).first)
