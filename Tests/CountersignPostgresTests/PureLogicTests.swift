@@ -230,6 +230,24 @@ struct ConfigurationTests {
         #expect(!redacted.contains("hunter2"))
     }
 
+    @Test("libpq's messages about a mistyped URI never carry its password, whole or in pieces")
+    func scrubbing() {
+        let cases = [
+            ("postgresql://alice:Sup3rS3cret@[::1", #"invalid IPv6 host address in URI: "postgresql://alice:Sup3rS3cret@[::1""#, "Sup3rS3cret"),
+            ("postgresql://alice:p%zzSecretPW@127.0.0.1:1/db", #"invalid percent-encoded token: "p%zzSecretPW""#, "SecretPW"),
+            ("postgresql://alice:p@ssWORD@127.0.0.1:1/db", #"could not translate host name "ssWORD@127.0.0.1" to address"#, "ssWORD"),
+            ("postgresql://alice:pa/ssword@db/x", #"could not translate host name "pa" to address"#, "ssword"),
+        ]
+        for (url, message, secret) in cases {
+            let scrubbed = PostgresConfiguration.scrubbed(message, about: url)
+            #expect(!scrubbed.contains(secret), "\(scrubbed)")
+        }
+        #expect(PostgresConfiguration.redacted("postgresql://alice:pa/ssword@db/x") == "postgresql://alice:***@db/x")
+        let refused = #"connection to server at "127.0.0.1", port 1 failed: Connection refused"#
+        #expect(PostgresConfiguration.scrubbed(refused, about: "postgresql://alice:hunter2@127.0.0.1:1/db") == refused)
+        #expect(PostgresConfiguration.scrubbed(refused, about: "postgresql://alice:p@127.0.0.1:1/db") == refused)
+    }
+
     @Test("a connection string's database can be replaced, in either form")
     func replaceDatabase() throws {
         let keyValue = try PostgresConfiguration.connectionString("host=/tmp/x user=u dbname=old", replacingDatabaseWith: "new")

@@ -10,11 +10,17 @@ extension PostgresConfiguration {
     /// query parameters, and the password in a URI's `user:password@`. A string that does not
     /// parse is masked from the point where parsing failed, so nothing after it leaks.
     public static func redacted(_ connectionString: String) -> String {
+        var masked: [String] = []
+        return redacted(connectionString, masking: &masked)
+    }
+
+    /// `redacted(_:)`, also saying what it masked.
+    private static func redacted(_ connectionString: String, masking masked: inout [String]) -> String {
         let trimmed = connectionString.drop(while: \.isWhitespace)
         if trimmed.hasPrefix("postgresql://") || trimmed.hasPrefix("postgres://") {
-            return redactedURI(String(trimmed))
+            return redactedURI(String(trimmed), masking: &masked)
         }
-        return redactedKeyValue(connectionString)
+        return redactedKeyValue(connectionString, masking: &masked)
     }
 
     /// The string with the secret options masked.
@@ -22,36 +28,73 @@ extension PostgresConfiguration {
         Self.redacted(connectionString)
     }
 
-    private static func redactedURI(_ uri: String) -> String {
+    /// libpq's `message` about `connectionString`, fit for a log: libpq quotes the parts of a
+    /// connection string it cannot parse, and where the string is a mistyped URI those parts can
+    /// be the password, or pieces of it (a password with an `@` splits where libpq splits). So the
+    /// string is masked wherever the message quotes it whole, and a message that still holds four
+    /// characters of a password in a row (a shorter password: the whole of it, as a word) is
+    /// withheld.
+    public static func scrubbed(_ message: String, about connectionString: String) -> String {
+        var masked: [String] = []
+        let redactedString = redacted(connectionString, masking: &masked)
+        let message = message.replacingOccurrences(of: connectionString, with: redactedString)
+        let withheld = "libpq refused the connection string \(redactedString); its message is withheld because it quotes the password"
+        for secret in masked.flatMap({ [$0, $0.removingPercentEncoding ?? $0] }) where !secret.isEmpty {
+            let characters = Array(secret)
+            guard characters.count >= 4 else {
+                if quotesAsAWord(message, secret) { return withheld }
+                continue
+            }
+            for start in 0...(characters.count - 4) where message.contains(String(characters[start..<start + 4])) {
+                return withheld
+            }
+        }
+        return message
+    }
+
+    private static func quotesAsAWord(_ message: String, _ word: String) -> Bool {
+        var searched = message[...]
+        while let range = searched.range(of: word) {
+            let before = range.lowerBound == message.startIndex ? nil : message[message.index(before: range.lowerBound)]
+            let after = range.upperBound == message.endIndex ? nil : message[range.upperBound]
+            if !(before?.isLetter ?? false || before?.isNumber ?? false), !(after?.isLetter ?? false || after?.isNumber ?? false) { return true }
+            searched = message[range.upperBound...]
+        }
+        return false
+    }
+
+    private static func redactedURI(_ uri: String, masking masked: inout [String]) -> String {
         guard let schemeEnd = uri.range(of: "://") else { return mask }
         let scheme = uri[..<schemeEnd.upperBound]
         let rest = uri[schemeEnd.upperBound...]
-        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? rest.endIndex
-        var authority = String(rest[..<authorityEnd])
-        var tail = String(rest[authorityEnd...])
+        // The user information ends at the last `@` before the query, not at the first `/`: a
+        // password typed with a `/` in it must not end it early and be shown.
+        let queryStart = rest.firstIndex(of: "?") ?? rest.endIndex
+        var head = String(rest[..<queryStart])
+        var tail = String(rest[queryStart...])
 
-        if let at = authority.lastIndex(of: "@") {
-            let userInfo = authority[..<at]
+        if let at = head.lastIndex(of: "@") {
+            let userInfo = head[..<at]
             if let colon = userInfo.firstIndex(of: ":") {
-                authority = String(userInfo[..<colon]) + ":" + mask + String(authority[at...])
+                masked.append(String(userInfo[userInfo.index(after: colon)...]))
+                head = String(userInfo[..<colon]) + ":" + mask + String(head[at...])
             }
         }
-        if let question = tail.firstIndex(of: "?") {
-            let path = tail[..<question]
-            let query = tail[tail.index(after: question)...]
-            let items = query.split(separator: "&", omittingEmptySubsequences: false).map { item -> String in
+        if tail.hasPrefix("?") {
+            let items = tail.dropFirst().split(separator: "&", omittingEmptySubsequences: false).map { item -> String in
                 let key = item.prefix(while: { $0 != "=" })
                 if secretKeywords.contains(key.lowercased()), item.contains("=") {
+                    masked.append(String(item.dropFirst(key.count + 1)))
                     return key + "=" + mask
                 }
                 return String(item)
             }
-            tail = path + "?" + items.joined(separator: "&")
+            tail = "?" + items.joined(separator: "&")
         }
-        return String(scheme) + authority + tail
+        return String(scheme) + head + tail
     }
 
-    private static func redactedKeyValue(_ string: String) -> String {
+    private static func redactedKeyValue(_ string: String, masking masked: inout [String]) -> String {
         let characters = Array(string)
         var output = ""
         var index = 0
@@ -115,7 +158,12 @@ extension PostgresConfiguration {
                     index += 1
                 }
             }
-            output += secretKeywords.contains(keyword.lowercased()) ? mask : value
+            if secretKeywords.contains(keyword.lowercased()) {
+                masked.append(value)
+                output += mask
+            } else {
+                output += value
+            }
         }
     }
 }

@@ -48,7 +48,8 @@ struct ConnectionFactory: Sendable {
             throw PostgresError(.connectionFailed, reason: "libpq could not allocate a connection")
         }
         guard PQstatus(handle) == CONNECTION_OK else {
-            let message = LibPQConnection.errorMessage(of: handle)
+            let connectionString = parameters.first { $0.keyword == "dbname" }?.value ?? ""
+            let message = LibPQConnection.errorMessage(of: handle).map { PostgresConfiguration.scrubbed($0, about: connectionString) }
             PQfinish(handle)
             throw PostgresError(.connectionFailed, reason: "could not connect to the server", serverMessage: message)
         }
