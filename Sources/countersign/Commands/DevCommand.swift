@@ -35,6 +35,10 @@ struct DevCommand: AsyncParsableCommand {
         let logger = logging.bootstrap()
         let directory = URL(fileURLWithPath: dataDir).standardizedFileURL
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // A second `dev` on the same directory would take the first one's cluster down with it
+        // when it stops (or fails to bind its port): one at a time.
+        let lock = try DevFiles.lock(directory.appendingPathComponent("dev.lock").path)
+        defer { close(lock) }
 
         var cluster: LocalPostgresCluster?
         var fallbackURL = ""
@@ -86,9 +90,26 @@ struct DevCommand: AsyncParsableCommand {
 
 /// Files under the dev directory that hold secrets: readable by this user only.
 enum DevFiles {
+    /// Created with mode 0600 (Foundation's `createFile` writes with the umask's mode, then
+    /// changes it, leaving the secret readable meanwhile).
     static func writeSecret(_ text: String, to path: String) throws {
-        guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]) else {
-            throw ValidationError("cannot write \(path)")
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw ValidationError("cannot write \(path) (errno \(errno))") }
+        defer { close(descriptor) }
+        let bytes = Array(text.utf8)
+        guard fchmod(descriptor, 0o600) == 0, bytes.withUnsafeBytes({ write(descriptor, $0.baseAddress, $0.count) }) == bytes.count else {
+            throw ValidationError("cannot write \(path) (errno \(errno))")
         }
+    }
+
+    /// Takes the lock file at `path` for as long as the returned descriptor is open.
+    static func lock(_ path: String) throws -> Int32 {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw ValidationError("cannot open \(path) (errno \(errno))") }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            close(descriptor)
+            throw ValidationError("the data directory is in use by another `countersign dev` (\(path) is locked); stop it, or give another --data-dir")
+        }
+        return descriptor
     }
 }
