@@ -66,6 +66,27 @@ struct ClientIdentityTests {
         #expect(throws: CryptoError(.pkcs12BadPassword, "")) { try ClientIdentity(pkcs12: pki.clientA.pkcs12, password: "") }
     }
 
+    /// The contents' own key derivations are the uploader's to choose too, and are checked
+    /// before any runs: the MAC's 2,048 pass, the bags' 5,000 do not.
+    @Test func encryptedContentsAskingTooMuchAreRefusedBeforeDecrypting() throws {
+        let directory = try makeTemporaryDirectory()
+        let leaf = pki.clientA.leaf
+        try TestPKI.runOpenSSL([
+            "pkcs12", "-export", "-inkey", leaf.keyPath, "-in", leaf.certificatePath, "-iter", "5000",
+            "-passout", "pass:p", "-out", directory + "/costly.p12",
+        ])
+        let costly = [UInt8](try Data(contentsOf: URL(fileURLWithPath: directory + "/costly.p12")))
+        #expect(throws: CryptoError(.malformedPKCS12, "")) { try ClientIdentity(pkcs12: costly, password: "p", maximumIterations: 3000) }
+        #expect(try ClientIdentity(pkcs12: costly, password: "p", maximumIterations: 5000).certificate == pki.clientA.certificate)
+
+        // An encrypted PEM key past the limit is refused whatever the passphrase: a wrong one
+        // would be found out only after the derivation.
+        let pem = try TestPKI.runOpenSSL([
+            "pkcs8", "-topk8", "-in", leaf.keyPath, "-v2", "aes-256-cbc", "-iter", String(ClientIdentity.maximumIterations + 1), "-passout", "pass:p",
+        ])
+        #expect(throws: CryptoError(.malformedPrivateKey, "")) { try PrivateKey(pem: String(decoding: pem, as: UTF8.self), passphrase: "wrong") }
+    }
+
     @Test func garbageAndTruncation() {
         let p12 = pki.clientA.pkcs12
         for bytes in [

@@ -5,9 +5,11 @@ internal import COpenSSL
 public struct ClientIdentity: Sendable, CustomStringConvertible {
     /// The largest PKCS#12 file accepted (a key and a full chain take a few KiB).
     public static let maximumPKCS12ByteCount = 1024 * 1024
-    /// Most key-derivation iterations a PKCS#12 MAC may ask for: each costs a hash, and the count
-    /// is the uploader's to choose.
-    public static let maximumIterations = 10_000_000
+    /// Most key-derivation work (PBKDF2 or PKCS#12 iterations, scrypt's N * r * p) any one
+    /// derivation of a PKCS#12 file or encrypted key may ask for: each iteration costs a hash, and
+    /// the count is the uploader's to choose. A million is about half a second here; tools write
+    /// 2,048 (OpenSSL) to a few hundred thousand.
+    public static let maximumIterations = 1_000_000
 
     /// The private key; never printed.
     public let privateKey: PrivateKey
@@ -114,6 +116,14 @@ public struct ClientIdentity: Sendable, CustomStringConvertible {
                 throw CryptoError(.pkcs12UnsupportedAlgorithm, "PKCS#12 file uses a MAC algorithm OpenSSL 3 does not enable")
             }
             throw CryptoError(.malformedPKCS12, "PKCS#12 MAC cannot be computed")
+        }
+
+        // The contents are encrypted with key derivations of their own, as costly as the file
+        // says: each is checked before anything is decrypted with it.
+        let passwordLength = Int32(passwordBytes.map { $0.count - 1 } ?? 0)
+        guard passwordBytes.withOptionalPointer({ countersign_pkcs12_kdf_within(p12.pointer, $0, passwordLength, maximumIterations) }) == 1 else {
+            _ = OpenSSLErrorQueue.drain()
+            throw CryptoError(.malformedPKCS12, "PKCS#12 contents ask for more than \(maximumIterations) key-derivation iterations, or cannot be read")
         }
 
         var key: OpaquePointer?

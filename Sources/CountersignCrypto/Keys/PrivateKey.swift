@@ -40,6 +40,12 @@ public struct PrivateKey: Sendable, CustomStringConvertible, CustomDebugStringCo
         guard text.count <= Self.maximumPEMByteCount else {
             throw CryptoError(.malformedPrivateKey, "private key PEM is larger than \(Self.maximumPEMByteCount) bytes")
         }
+        // An encrypted key's derivation costs what the uploader chose, paid even for a wrong
+        // passphrase: looked at before anything is decrypted.
+        let blocks = try MemoryBIO(reading: text)
+        guard withExtendedLifetime(blocks, { countersign_pem_keys_kdf_within(blocks.pointer, ClientIdentity.maximumIterations) }) == 1 else {
+            throw CryptoError(.malformedPrivateKey, "the encrypted private key asks for more than \(ClientIdentity.maximumIterations) key-derivation iterations")
+        }
         let bio = try MemoryBIO(reading: text)
         let request = PassphraseRequest(passphrase)
         OpenSSLErrorQueue.clear()
