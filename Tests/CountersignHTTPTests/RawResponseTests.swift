@@ -203,6 +203,14 @@ struct RawResponseTests {
             let refused = try await api.response(tenant, session: session, headers: digest("n3", stale: false))
             #expect(refused.string("countedRejection") == stale.string("decisionId"))
             #expect(refused.json["remainingAttempts"] as? Int == 4)
+
+            // stale=true in another realm renews no nonce of the earlier release: it was refused,
+            // and the answer says so.
+            let elsewhere = try await api.response(
+                tenant, session: session, headers: [["WWW-Authenticate", #"Digest realm="Other", nonce="n4", qop="auth", stale=true"#]]
+            )
+            #expect(elsewhere.string("countedRejection") == refused.string("decisionId"), "\(elsewhere)")
+            #expect(elsewhere.string("reasonCode") == "authorization")
         }
     }
 

@@ -108,10 +108,13 @@ public struct RawResponseService: Sendable {
                 value: try await digestHeader(challenge, credentialID: credentialID, released: released, tenantID: asker.tenantID, context: context)
             )
         }
+        // `stale=true` in another realm or scheme than the earlier release's is no nonce renewal:
+        // that release was counted as rejected, and the answer must not say otherwise.
+        let reasonCode = planned.reasonCode == .staleNonce && countedRejection != nil ? .authorization : planned.reasonCode
         return ResponseAnswer(
             decisionId: decision.id,
             disposition: planned.plan.disposition,
-            reasonCode: planned.reasonCode,
+            reasonCode: reasonCode,
             authorization: authorization,
             credential: credential,
             persistence: planned.plan.persistence,

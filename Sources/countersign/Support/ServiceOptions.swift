@@ -40,10 +40,11 @@ struct DatabaseOptions: ParsableArguments {
         guard (0...36_500).contains(retentionDays) else {
             throw ValidationError("--retention-days must be between 0 (keep for ever) and 36500")
         }
+        // The pool first: the writers' limit is stated in terms of it.
+        guard (1...64).contains(poolSize) else { throw ValidationError("--pool-size must be between 1 and 64") }
         guard (1...32).contains(decisionWriters), decisionWriters < poolSize else {
             throw ValidationError("--decision-writers must be between 1 and 32 and below --pool-size")
         }
-        guard (1...64).contains(poolSize) else { throw ValidationError("--pool-size must be between 1 and 64") }
         guard statementTimeoutMs > 0, acquireTimeoutMs > 0 else { throw ValidationError("timeouts must be positive") }
     }
 
