@@ -115,7 +115,17 @@ public final class DecisionWriter: Sendable {
     /// inserts them and their session memory, and reads the released credentials' failures: one
     /// statement, so one round trip and one transaction.
     private func write(_ records: [DecisionRecord]) async throws -> [DecisionCommit] {
-        return try await pool.withConnection { connection in
+        do {
+            return try await writeBatch(records)
+        } catch let error as PostgresError where error.sqlState == "42804" {
+            // The type's OID changed under us (the database was recreated): read it again next time.
+            batchRowOID.withLock { $0 = nil }
+            throw error
+        }
+    }
+
+    private func writeBatch(_ records: [DecisionRecord]) async throws -> [DecisionCommit] {
+        try await pool.withConnection { connection in
             let parameters: [PostgresValue] = [
                 Self.rows(records, type: try self.batchRowType(connection)),
                 .textArray(Set(records.map(\.sessionID)).map(\.text)),
