@@ -92,8 +92,6 @@ public struct PostgresRecordArray: Sendable {
         bytes.append(contentsOf: value.utf8)
     }
 
-    public var isEmpty: Bool { records == 0 }
-
     /// The finished array.
     public var value: PostgresValue {
         var finished = self
