@@ -6,9 +6,9 @@ struct Countersign: AsyncParsableCommand {
         commandName: "countersign",
         abstract: "Answers authentication challenges for fleets of HTTP clients.",
         discussion: """
-            Start with `countersign dev`: it runs a local PostgreSQL, creates a demo tenant and
-            serves on 127.0.0.1:8080. In production, run `countersign serve` against your database.
-            `countersign fetch URL` fetches a protected URL as a fleet app would, through the
+            Start with `countersign dev`: it runs a local PostgreSQL, creates a demo tenant and \
+            serves on 127.0.0.1:8080. In production, run `countersign serve` against your database. \
+            `countersign fetch URL` fetches a protected URL as a fleet app would, through the \
             Countersign URLSession delegate.
             """,
         subcommands: [ServeCommand.self, MigrateCommand.self, DevCommand.self, FetchCommand.self],

@@ -13,10 +13,10 @@ struct DevCommand: AsyncParsableCommand {
         commandName: "dev",
         abstract: "Run Countersign locally with a PostgreSQL it manages itself and a demo tenant.",
         discussion: """
-            Without COUNTERSIGN_DATABASE_URL (or --database-url), creates a PostgreSQL cluster under
-            the data directory (initdb + pg_ctl on a unix socket), starts it, and stops it on exit;
-            the next run reuses it. Generates a master key and an operator key there, applies the
-            migrations, creates the tenant 'demo' with an admin and a client key, prints them with a
+            Without COUNTERSIGN_DATABASE_URL (or --database-url), creates a PostgreSQL cluster under \
+            the data directory (initdb + pg_ctl on a unix socket), starts it, and stops it on exit; \
+            the next run reuses it. Generates a master key and an operator key there, applies the \
+            migrations, creates the tenant 'demo' with an admin and a client key, prints them with a \
             ready-to-paste curl example, and serves on 127.0.0.1:8080.
             """
     )

@@ -12,17 +12,17 @@ struct FetchCommand: AsyncParsableCommand {
         commandName: "fetch",
         abstract: "Fetch a URL through URLSession, letting Countersign answer its authentication challenges.",
         discussion: """
-            Uses CountersignSessionDelegate as a fleet app would: the first challenge opens a
-            Countersign session, every challenge is forwarded, the task's outcome is reported, and
-            the session is invalidated at the end. Prints the HTTP status and each decision taken
-            (decision id, disposition, rule, reason); never a password. Exits 0 for a 2xx or 3xx
+            Uses CountersignSessionDelegate as a fleet app would: the first challenge opens a \
+            Countersign session, every challenge is forwarded, the task's outcome is reported, and \
+            the session is invalidated at the end. Prints the HTTP status and each decision taken \
+            (decision id, disposition, rule, reason); never a password. Exits 0 for a 2xx or 3xx \
             status, 1 otherwise.
 
-            With --raw, no delegate answers anything: the request goes out as it is, a 401 (or a
-            403 after a released header) is forwarded raw to Countersign (answerRawResponse,
-            CFHTTPAuthentication style), and the request is sent again with the Authorization
-            header Countersign computed (Basic, or Digest without the password leaving the
-            service), until the server accepts it or Countersign says to stop. Origin servers
+            With --raw, no delegate answers anything: the request goes out as it is, a 401 (or a \
+            403 after a released header) is forwarded raw to Countersign (answerRawResponse, \
+            CFHTTPAuthentication style), and the request is sent again with the Authorization \
+            header Countersign computed (Basic, or Digest without the password leaving the \
+            service), until the server accepts it or Countersign says to stop. Origin servers \
             (401) only; the header's value is never printed.
             """
     )

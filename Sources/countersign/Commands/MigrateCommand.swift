@@ -7,8 +7,8 @@ struct MigrateCommand: AsyncParsableCommand {
         commandName: "migrate",
         abstract: "Apply pending database migrations and exit.",
         discussion: """
-            Safe to run from several instances at once: each file is applied in its own transaction
-            under a PostgreSQL advisory lock, exactly once. A file changed after it was applied is
+            Safe to run from several instances at once: each file is applied in its own transaction \
+            under a PostgreSQL advisory lock, exactly once. A file changed after it was applied is \
             refused.
             """
     )

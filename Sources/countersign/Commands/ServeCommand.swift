@@ -9,16 +9,23 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Serve the Countersign API against a PostgreSQL database.",
         discussion: """
             Environment variables (flags win):
-              COUNTERSIGN_DATABASE_URL          libpq connection string or URI (or libpq's PG* variables)
+              COUNTERSIGN_DATABASE_URL       libpq connection string or URI
+                                             (or libpq's PG* variables)
               COUNTERSIGN_HOST, COUNTERSIGN_PORT
-              COUNTERSIGN_OPERATOR_KEY_FILE     file holding the operator key (or COUNTERSIGN_OPERATOR_KEY)
-              COUNTERSIGN_MASTER_KEY_FILE       file holding the 32-byte master key that wraps tenant data keys
-              COUNTERSIGN_DB_POOL_SIZE, COUNTERSIGN_DB_STATEMENT_TIMEOUT_MS, COUNTERSIGN_DB_ACQUIRE_TIMEOUT_MS
-              COUNTERSIGN_DECISION_WRITERS, COUNTERSIGN_RETENTION_DAYS (0 keeps records for ever)
+              COUNTERSIGN_OPERATOR_KEY_FILE  file holding the operator key
+                                             (or COUNTERSIGN_OPERATOR_KEY)
+              COUNTERSIGN_MASTER_KEY_FILE    file holding the 32-byte master key
+                                             that wraps tenant data keys
+              COUNTERSIGN_DB_POOL_SIZE, COUNTERSIGN_DB_STATEMENT_TIMEOUT_MS,
+              COUNTERSIGN_DB_ACQUIRE_TIMEOUT_MS
+              COUNTERSIGN_DECISION_WRITERS
+              COUNTERSIGN_RETENTION_DAYS     0 keeps records for ever
               COUNTERSIGN_MIGRATIONS_DIR, COUNTERSIGN_AUTO_MIGRATE (true/false)
               COUNTERSIGN_MAX_BODY_BYTES, COUNTERSIGN_API_KEY_CACHE_SECONDS
               COUNTERSIGN_LOG_LEVEL, COUNTERSIGN_LOG_FORMAT (text/json)
-            SIGTERM or SIGINT stops accepting connections, finishes requests in flight, then closes the pool.
+
+            SIGTERM or SIGINT stops accepting connections, finishes requests in \
+            flight, then closes the pool.
             """
     )
 
