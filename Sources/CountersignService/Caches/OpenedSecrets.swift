@@ -1,0 +1,42 @@
+import CountersignCore
+import Foundation
+import Synchronization
+
+/// Opened secrets (passwords, client identities) by credential, so that releasing a credential
+/// does not cost a database read and a decryption each time. In this process's memory only, like
+/// the data keys that open them.
+///
+/// Only the newest secret version seen for a credential is kept: opening a newer one replaces the
+/// older at once, so a secret that an admin replaced does not stay in memory after its successor
+/// was first released.
+final class OpenedSecrets<Secret: Sendable>: Sendable {
+    private struct Entry {
+        var secretVersion: Int
+        var secret: Secret
+    }
+
+    private let entries = Mutex<[UUID: Entry]>([:])
+    private let limit: Int
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// The secret of `credential` at its secret version, opened by `open` unless already known;
+    /// `nil` when `open` finds that version gone.
+    func secret(of credential: Credential, open: () async throws -> Secret?) async throws -> Secret? {
+        if let entry = entries.withLock({ $0[credential.id] }), entry.secretVersion == credential.secretVersion {
+            return entry.secret
+        }
+        guard let secret = try await open() else { return nil }
+        entries.withLock { entries in
+            // A caller deciding from older state must not push out the newer version.
+            if let known = entries[credential.id], known.secretVersion > credential.secretVersion { return }
+            if entries.count >= limit, entries[credential.id] == nil { entries.removeAll(keepingCapacity: true) }
+            entries[credential.id] = Entry(secretVersion: credential.secretVersion, secret: secret)
+        }
+        return secret
+    }
+
+    var count: Int { entries.withLock { $0.count } }
+}
