@@ -27,4 +27,18 @@ struct TimestampTests {
         let parsed = try #require(Timestamp.parse(Timestamp.format(date)))
         #expect(abs(parsed.timeIntervalSince(date)) < 0.001)
     }
+
+    @Test func aTimeOnAMillisecondFormatsAsThatMillisecond() throws {
+        for millisecond in 0..<1000 {
+            let fraction = String(millisecond + 1000).dropFirst()
+            let text = "2026-11-23T11:56:16.\(fraction)Z"
+            #expect(Timestamp.format(try #require(Timestamp.parse(text))) == text)
+        }
+    }
+
+    @Test func formattingTruncatesToTheMillisecond() {
+        let date = Date(timeIntervalSince1970: 1_795_000_000.129_691)
+        #expect(Timestamp.format(date).hasSuffix(".129Z"))
+        #expect(Timestamp.format(Date(timeIntervalSince1970: 1_795_000_000.999_9)).hasSuffix(":40.999Z"))
+    }
 }

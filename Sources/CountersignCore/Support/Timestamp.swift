@@ -6,8 +6,14 @@ public enum Timestamp {
     public static let withFraction = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
     public static let withoutFraction = Date.ISO8601FormatStyle()
 
+    /// The time to the millisecond, truncated (a time is never shown later than it was).
     public static func format(_ date: Date) -> String {
-        date.formatted(withFraction)
+        // The formatter truncates, and a time on a millisecond (a client's `.129`, PostgreSQL's
+        // `.129000`) can sit a hair below it as a Double and would print as `.128`. Times carry
+        // at most microseconds, so anything within half a microsecond of the next millisecond
+        // is on it; the middle of the millisecond then formats as that millisecond.
+        let milliseconds = (date.timeIntervalSince1970 * 1000 + 0.0005).rounded(.down)
+        return Date(timeIntervalSince1970: (milliseconds + 0.5) / 1000).formatted(withFraction)
     }
 
     /// Accepts RFC 3339 timestamps with or without fractional seconds.
