@@ -160,9 +160,13 @@ public struct DecisionService: Sendable {
     /// A challenge that comes back for the same task and space with `previousFailureCount > 0`
     /// and names the user last released there is how URLSession says the credential was
     /// refused: count that rejection, once. Returns the rejected decision when this counted it.
+    /// NTLM and Negotiate are answered once per session and handshaken on every new connection,
+    /// so their failure comes back on whichever task opened the connection: it rejects the
+    /// session's last release for the space, of any task.
     private func countRetry(_ challenge: Challenge, space: ProtectionSpace, session: Session) async throws -> UUID? {
         guard challenge.failureCount > 0, let user = challenge.proposedCredential?.user, !user.isEmpty else { return nil }
-        guard let earlier = try await decisions.lastRelease(sessionID: session.id, taskID: challenge.taskId, spaceKey: space.key, user: user),
+        let taskID = space.method.isSessionWide ? nil : challenge.taskId
+        guard let earlier = try await decisions.lastRelease(sessionID: session.id, taskID: taskID, spaceKey: space.key, user: user),
             earlier.outcome == nil
         else { return nil }
         do {

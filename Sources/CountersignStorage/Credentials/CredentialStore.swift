@@ -393,6 +393,14 @@ public struct CredentialStore: Sendable {
         }
         try CredentialHistory.record(secretChanged ? "secret_changed" : "updated", credentialID: existing.id, tenantID: tenantID, actor: actor, details: details, on: connection)
         try TenantStateVersion.bump(tenantID, on: connection)
+        if secretChanged {
+            // Decisions made from an earlier state version released the earlier secret; their
+            // rejections are not this secret's (DecisionStore.recordOutcome, migration 0012).
+            try connection.execute(
+                "UPDATE credentials SET secret_tenant_version = (SELECT state_version FROM tenants WHERE id = $1) WHERE id = $2",
+                [.uuid(tenantID), .uuid(existing.id)]
+            )
+        }
         return updated
     }
 }

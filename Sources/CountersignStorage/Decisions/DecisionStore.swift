@@ -97,7 +97,12 @@ public struct DecisionStore: Sendable {
         try connection.execute("SELECT 1 FROM sessions WHERE id = $1 FOR NO KEY UPDATE", [.uuid(sessionID)])
         // Gone since the first read only if the retention sweep deleted it meanwhile.
         guard let row = try connection.query(
-            "SELECT \(Self.columns), d.space_key, d.max_failures, d.block_seconds, d.block_increment_seconds, d.max_block_seconds FROM decisions d WHERE d.id = $1 FOR UPDATE",
+            """
+            SELECT \(Self.columns), d.space_key, d.max_failures, d.block_seconds, d.block_increment_seconds, d.max_block_seconds,
+                d.tenant_version < c.secret_tenant_version AS released_replaced_secret
+            FROM decisions d LEFT JOIN credentials c ON c.id = d.credential_id
+            WHERE d.id = $1 FOR UPDATE OF d
+            """,
             [.uuid(decisionID)]
         ).rows.first else { return nil }
         let decision = try Self.entry(from: row)
@@ -107,7 +112,9 @@ public struct DecisionStore: Sendable {
             }
             return OutcomeResult(decision: decision, counted: false, counter: nil, stateChanged: false)
         }
-        let credentialID = decision.credentialId
+        // A decision that released a secret replaced since says nothing about the current one:
+        // its outcome is recorded and touches no counter.
+        let credentialID = try row.decode("released_replaced_secret", as: Bool?.self) == true ? nil : decision.credentialId
         let countsAgainstCredential = outcome == .rejected && decision.disposition == .useCredential && credentialID != nil
         var counter: CounterState?
         var stateChanged = false
@@ -158,15 +165,17 @@ public struct DecisionStore: Sendable {
 
     /// The latest decision of a session's task for a protection space that released
     /// `user`: what a retry naming that user rejects.
-    public func lastRelease(sessionID: UUID, taskID: String, spaceKey: String, user: String) async throws -> DecisionEntry? {
+    /// `taskID` nil: of any task of the session.
+    public func lastRelease(sessionID: UUID, taskID: String?, spaceKey: String, user: String) async throws -> DecisionEntry? {
         try await pool.withConnection { connection in
             try connection.query(
                 """
                 SELECT \(Self.columns) FROM decisions d
-                WHERE d.session_id = $1 AND d.task_id = $2 AND d.space_key = $3 AND d.disposition = 'useCredential' AND d.released_user = $4
+                WHERE d.session_id = $1 AND ($2::text IS NULL OR d.task_id = $2) AND d.space_key = $3
+                    AND d.disposition = 'useCredential' AND d.released_user = $4
                 ORDER BY d.created_at DESC LIMIT 1
                 """,
-                [.uuid(sessionID), .text(taskID), .text(spaceKey), .text(user)]
+                [.uuid(sessionID), PostgresValue(taskID), .text(spaceKey), .text(user)]
             ).rows.first.map(Self.entry(from:))
         }
     }

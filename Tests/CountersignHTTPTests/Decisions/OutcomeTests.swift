@@ -39,6 +39,79 @@ struct OutcomeTests {
         }
     }
 
+    @Test func rejectionsOfAReplacedPasswordNeitherCountNorBlockTheNewOne() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let credential = try await api.credential(tenant)
+            try await api.releasePolicy(tenant, then: #""maxFailures": 2, "persistence": "none""#)
+            // Devices given the old password, one session each, and one more given it from a session's memory.
+            var stale: [String] = []
+            for device in 0..<3 {
+                let session = try await api.session(tenant, clientId: "device-\(device)")
+                stale.append(try #require(try await api.decided(tenant, session: session).string("decisionId")))
+            }
+            let retrying = try await api.session(tenant, clientId: "device-retrying")
+            _ = try await api.decided(tenant, session: retrying)
+
+            let patched = try await api.call(.patch, "/v1/credentials/\(credential)", key: tenant.adminKey, json: ["password": "changed"])
+            #expect(patched.status == 200)
+
+            // Their late reports are recorded, and count nothing.
+            for decision in stale {
+                let reply = try await api.outcome(tenant, decision: decision, "rejected", upstreamStatus: 401)
+                #expect(reply.status == 200)
+                #expect(reply["counted"] as? Bool == false)
+                #expect(Self.counter(reply) == nil)
+                #expect((reply["decision"] as? [String: Any])?["outcome"] as? String == "rejected")
+            }
+            // Nor does a retry naming the user, which rejects the decision made before the change.
+            let retry = try await api.decide(
+                tenant, session: retrying,
+                ChallengeBody(proposedCredential: .init(user: "svc", hasPassword: true), previousFailureCount: 1, failureResponse: .init(status: 401))
+            )
+            #expect(retry.status == 200)
+            #expect(retry.string("disposition") == "useCredential")
+            #expect(retry.credentialPassword == "changed")
+            #expect(retry.string("countedRejection") == nil)
+            #expect(try await api.counters(tenant).allSatisfy { $0["failures"] as? Int == 0 && $0["blockedUntil"] is NSNull })
+
+            // The new password is still released, and its own rejections count and block it.
+            let session = try await api.session(tenant, clientId: "device-new")
+            let fresh = try await api.decided(tenant, session: session)
+            #expect(fresh.credentialPassword == "changed")
+            let counted = try await api.outcome(tenant, decision: try #require(fresh.string("decisionId")), "rejected", upstreamStatus: 401)
+            #expect(counted["counted"] as? Bool == true)
+            #expect(Self.counter(counted)?["failures"] as? Int == 1)
+        }
+    }
+
+    @Test(arguments: [Method.ntlm, Method.negotiate])
+    func aHandshakeFailingOnAnotherTaskRejectsTheSessionsAnswer(method: String) async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            _ = try await api.credential(tenant, account: "svc", extra: ["domain": "CORP"])
+            try await api.releasePolicy(tenant, then: #""maxFailures": 5"#)
+            let session = try await api.session(tenant)
+            let space = Space.basic.with { $0.authenticationMethod = method; $0.realm = nil }
+            let answered = try await api.decided(tenant, session: session, taskId: "task-1", space: space)
+            let answer = try #require(answered.string("decisionId"))
+
+            // The client handshakes on a new connection, opened for another task, and fails.
+            let failed = try await api.decide(
+                tenant, session: session,
+                ChallengeBody(
+                    taskId: "task-2", protectionSpace: space, proposedCredential: .init(user: "svc", hasPassword: true),
+                    previousFailureCount: 1, failureResponse: .init(status: 401)
+                )
+            )
+            #expect(failed.status == 200)
+            #expect(failed.string("countedRejection") == answer)
+            #expect(failed.string("source") == "policy", "the rejected credential is no longer the session's answer")
+            #expect(try await api.decisionRecord(tenant, answer).string("outcomeSource") == "retry")
+            #expect(try await api.counters(tenant).first?["failures"] as? Int == 1)
+        }
+    }
+
     @Test func concurrentRepeatsOfOneReportCountOnce() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()
