@@ -3,8 +3,9 @@ public import CountersignCore
 extension CountersignError.Code {
     /// A migration that was already applied has changed since (its checksum differs).
     public static let migrationChecksumMismatch = Self("migration_checksum_mismatch", kind: .internalFailure)
-    /// The database records a migration version that no migration file describes
-    /// (the database is newer than this build, or a file was removed).
+    /// The database records a migration version that no migration file describes although a
+    /// later file exists: the file was removed. (Versions after the last file are a newer
+    /// release's, and served as they are.)
     public static let migrationUnknownVersion = Self("migration_unknown_version", kind: .internalFailure)
     /// A migration is not applied although a later version is: it was added out of order.
     public static let migrationOutOfOrder = Self("migration_out_of_order", kind: .internalFailure)

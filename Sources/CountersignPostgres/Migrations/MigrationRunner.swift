@@ -103,12 +103,25 @@ public struct MigrationRunner: Sendable {
             guard let step else { break }
             applied.append(step)
         }
-        if applied.isEmpty {
+        if let newer = try await newerVersions(on: pool).first {
+            logger.notice(
+                "the database schema is newer than this build; serving it as it is",
+                metadata: ["migration.version": "\(newer.version)", "migration.name": "\(newer.name)", "migration.known": "\(migrations.last?.version ?? 0)"]
+            )
+        } else if applied.isEmpty {
             logger.debug("database schema is up to date", metadata: ["migration.count": "\(migrations.count)"])
         } else {
             logger.info("applied database migrations", metadata: ["migration.applied": "\(applied.count)"])
         }
         return applied
+    }
+
+    /// The applied migrations after this build's last, newest first: a newer release's.
+    func newerVersions(on pool: PostgresPool) async throws -> [AppliedMigration] {
+        let lastKnown = migrations.last?.version ?? 0
+        return try await pool.withConnection { connection in
+            try Self.readHistory(connection).filter { $0.version > lastKnown }.sorted { $0.version > $1.version }
+        }
     }
 
     /// The migrations not yet applied (all of them if `schema_migrations` does not exist),
@@ -133,19 +146,25 @@ public struct MigrationRunner: Sendable {
     }
 
     /// The migrations still to apply, in order, after checking the recorded history against
-    /// the files: every applied version has a file with the same checksum, and nothing
-    /// pending sorts before something applied.
+    /// the files: every applied version up to the last file's has a file with the same
+    /// checksum, and nothing pending sorts before something applied.
+    ///
+    /// Versions after the last file's are a newer release's: every migration leaves the
+    /// previous release working (README, Operating it), so a database ahead of this build
+    /// is served as it is, and an instance of the previous release can still restart, or
+    /// be rolled back to, during an upgrade.
     static func plan(migrations: [Migration], applied: [AppliedMigration]) throws(CountersignError) -> [Migration] {
         try checkUniqueVersions(migrations)
         var files: [Int: Migration] = [:]
         for migration in migrations { files[migration.version] = migration }
+        let lastKnown = migrations.last?.version ?? 0
 
-        for record in applied.sorted(by: { $0.version < $1.version }) {
+        for record in applied.sorted(by: { $0.version < $1.version }) where record.version <= lastKnown {
             guard let file = files[record.version] else {
                 throw CountersignError(
                     .migrationUnknownVersion,
                     "the database has migration \(record.version) (\(record.name)) applied, which no migration file "
-                        + "describes: the database is newer than this build, or the file was removed"
+                        + "describes: the file was removed"
                 )
             }
             guard file.checksum == record.checksum else {
