@@ -39,9 +39,16 @@ struct MasterKeyTests {
         #expect(key == (try SymmetricKey(bytes: bytes)))
     }
 
-    @Test func rawBytesThatLookLikeWhitespaceAreKept() throws {
-        let raw = [UInt8](repeating: 0x20, count: 16) + [UInt8](repeating: 0x0a, count: 16)
-        #expect(try MasterKey.load(fromFile: write(raw)) == (try SymmetricKey(bytes: raw)))
+    @Test(arguments: [
+        Array([UInt8](repeating: 7, count: 16).hexString.utf8),
+        Array("correct horse battery staple 123".utf8),
+        Array(Data([UInt8](repeating: 1, count: 24)).base64EncodedString().utf8),
+        [UInt8](repeating: 0x20, count: 16) + [UInt8](repeating: 0x0a, count: 16),
+    ])
+    func thirtyTwoCharactersOfTextAreNoRawKey(contents: [UInt8]) throws {
+        #expect(contents.count == 32)
+        let path = try write(contents)
+        #expect(throws: CryptoError(.masterKeyInvalid, "")) { try MasterKey.load(fromFile: path) }
     }
 
     @Test(arguments: [

@@ -8,8 +8,9 @@ internal import Darwin
 
 /// The master key: the one key outside the database, which wraps every tenant's data key.
 ///
-/// A key file holds either exactly 32 raw bytes, or text: 64 hex digits, or base64 / base64url
-/// (padded or not) of 32 bytes, with any surrounding whitespace. `generate(toFile:)` writes base64.
+/// A key file holds either exactly 32 raw bytes (not all of them printable text), or text: 64 hex
+/// digits, or base64 / base64url (padded or not) of 32 bytes, with any surrounding whitespace.
+/// `generate(toFile:)` writes base64.
 public enum MasterKey {
     // Far above any valid key file (64 hex digits and a newline), so a wrong path (a log, a
     // disk image) is refused before it is read into memory.
@@ -29,7 +30,8 @@ public enum MasterKey {
         guard let key = decode(contents) else {
             throw CryptoError(
                 .masterKeyInvalid,
-                "master key file \(path) must hold 32 raw bytes, or 64 hex digits, or base64 of 32 bytes"
+                "master key file \(path) must hold 32 random raw bytes, or 64 hex digits, or base64 of 32 bytes "
+                    + "(e.g. from `openssl rand -base64 32`)"
             )
         }
         return key
@@ -87,7 +89,11 @@ public enum MasterKey {
 
     /// The key in `contents`, or `nil`.
     static func decode(_ contents: [UInt8]) -> SymmetricKey? {
-        if contents.count == SymmetricKey.byteCount {
+        // Thirty-two characters of text (a 128-bit key in hex, a passphrase, base64 of 24 bytes
+        // saved without a newline) are no raw key, and random bytes are text only about once in
+        // 10^14 keys: raw means at least one byte that is not printable ASCII.
+        let isText = contents.allSatisfy { (0x20...0x7E).contains($0) || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+        if contents.count == SymmetricKey.byteCount, !isText {
             return try? SymmetricKey(bytes: contents)
         }
         let whitespace: Set<UInt8> = [UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r")]

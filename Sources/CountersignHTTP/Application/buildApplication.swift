@@ -1,3 +1,4 @@
+import CountersignCore
 import CountersignPostgres
 import CountersignService
 import CountersignStorage
@@ -111,6 +112,24 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
             if !applied.isEmpty {
                 logger.notice("migrations applied", metadata: ["versions": "\(applied.map(\.version))"])
             }
+        }
+    } else {
+        app.beforeServerStarts {
+            // Without the database the service still starts (and /readyz says why it is not ready).
+            guard let pending = try? await migrations.pendingMigrations(on: pool), let first = pending.first else { return }
+            logger.warning(
+                "the database schema lacks migrations this build needs; requests fail with database_unavailable until `countersign migrate` applies them",
+                metadata: ["migration.pending": "\(pending.count)", "migration.version": "\(first.version)"]
+            )
+        }
+    }
+    app.beforeServerStarts {
+        // A wrong master key would otherwise pass readiness and fail every release of a secret.
+        if (try? await vault.masterKeyOpensStoredKeys()) == false {
+            throw CountersignError(
+                .secretUnreadable,
+                "the master key does not open the data keys stored in this database: it is not the key the database was set up with (COUNTERSIGN_MASTER_KEY_FILE)"
+            )
         }
     }
     return app

@@ -27,6 +27,10 @@ extension CountersignError {
     /// Translates whatever a handler threw into the error the client sees. Anything this does
     /// not recognise becomes an opaque `internal_error`: its text may hold things a client
     /// must not see, and goes to the log instead.
+    /// SQLSTATEs of a schema that lacks what this build uses: undefined table, column,
+    /// function, object.
+    private static let schemaBehindStates: Set<String> = ["42P01", "42703", "42883", "42704"]
+
     static func from(_ error: any Error) -> (error: CountersignError, recognised: Bool) {
         switch error {
         case let error as CountersignError:
@@ -43,6 +47,11 @@ extension CountersignError {
                 }
                 if error.isDeadlockDetected || error.isSerializationFailure {
                     return (CountersignError(.serviceBusy, "the request conflicted with a concurrent change; retry"), true)
+                }
+                if let state = error.sqlState, Self.schemaBehindStates.contains(state) {
+                    // Served with --no-migrate before `countersign migrate` ran: /readyz says so too.
+                    // Not recognised, so that the log names what is missing.
+                    return (CountersignError(.databaseUnavailable, "the database schema is older than this build; retry once it is migrated"), false)
                 }
                 return (CountersignError(.internalError, "internal error"), false)
             }

@@ -53,6 +53,23 @@ public final class SecretVault: Sendable {
     }
 }
 
+extension SecretVault {
+    /// Whether the master key opens the data keys already in the database (checked on one of
+    /// them; they all share it): `false` when it is not the key the database was set up with,
+    /// `nil` when there is no master key or no data key yet.
+    public func masterKeyOpensStoredKeys() async throws -> Bool? {
+        guard let masterKey else { return nil }
+        let stored = try await pool.withConnection { connection in
+            try connection.query("SELECT tenant_id, sealed_key FROM tenant_data_keys ORDER BY tenant_id LIMIT 1").rows.first.map {
+                (tenantID: try $0.decode("tenant_id", as: UUID.self), sealed: try $0.decode("sealed_key", as: [UInt8].self))
+            }
+        }
+        guard let stored else { return nil }
+        let tenantData = TenantSecretKey.associatedData(tenantID: stored.tenantID, rowID: nil)
+        return (try? AESGCM.openKey(stored.sealed, under: masterKey, associatedData: tenantData)) != nil
+    }
+}
+
 /// One tenant's opened data key.
 public struct TenantSecretKey: Sendable {
     public let tenantID: UUID

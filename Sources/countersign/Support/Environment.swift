@@ -16,6 +16,12 @@ enum Environment {
         return value
     }
 
+    static func double(_ name: String) -> Double? {
+        guard let text = string(name) else { return nil }
+        guard let value = Double(text.trimmingCharacters(in: .whitespaces)), value.isFinite else { refuse(name, "a number") }
+        return value
+    }
+
     static func bool(_ name: String) -> Bool? {
         guard let text = string(name) else { return nil }
         switch text.trimmingCharacters(in: .whitespaces).lowercased() {

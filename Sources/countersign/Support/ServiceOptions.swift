@@ -133,12 +133,15 @@ struct HTTPOptions: ParsableArguments {
     var maxBodyBytes: Int = Environment.int("COUNTERSIGN_MAX_BODY_BYTES") ?? 1 << 20
 
     @Option(help: "Seconds a verified API key is trusted before the database is asked again. Env: COUNTERSIGN_API_KEY_CACHE_SECONDS.")
-    var apiKeyCacheSeconds: Double = Double(Environment.string("COUNTERSIGN_API_KEY_CACHE_SECONDS") ?? "") ?? 2
+    var apiKeyCacheSeconds: Double = Environment.double("COUNTERSIGN_API_KEY_CACHE_SECONDS") ?? 2
 
     func validate() throws {
         guard (1...65535).contains(port) else { throw ValidationError("--port must be between 1 and 65535") }
         guard maxBodyBytes >= 1024 else { throw ValidationError("--max-body-bytes must be at least 1024") }
-        guard apiKeyCacheSeconds >= 0 else { throw ValidationError("--api-key-cache-seconds must not be negative") }
+        // A revocation made on another instance takes up to this long to reach this one.
+        guard (0...3600).contains(apiKeyCacheSeconds) else {
+            throw ValidationError("--api-key-cache-seconds must be between 0 and 3600")
+        }
     }
 
     /// The operator key from the file flag, COUNTERSIGN_OPERATOR_KEY_FILE or COUNTERSIGN_OPERATOR_KEY.

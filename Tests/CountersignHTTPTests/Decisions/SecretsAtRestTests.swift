@@ -24,6 +24,22 @@ struct ServiceWithDatabase {
 struct SecretsAtRestTests {
     static let password = "plaintext-Kx7-never-stored"
 
+    @Test func aServiceGivenAnotherMasterKeyDoesNotStart() async throws {
+        let url = try await TestDatabase.freshDatabase()
+        try await TestService.run(configuration: try await TestService.configuration(databaseURL: url)) { api in
+            // Storing a credential creates the tenant's data key, sealed under that service's master key.
+            _ = try await api.credential(try await api.tenant())
+        }
+        let keys = try ServiceProcess.Keys()
+        defer { keys.remove() }
+        let instance = try ServiceProcess(databaseURL: url, keys: keys)
+        defer { instance.stop() }
+        await #expect(throws: ServiceProcessError.self) { try await instance.waitUntilReady() }
+        #expect(!instance.isRunning)
+        let log = try String(contentsOf: instance.logFile, encoding: .utf8)
+        #expect(log.contains("the master key does not open the data keys stored in this database"))
+    }
+
     @Test func theDatabaseNeverHoldsThePlaintext() async throws {
         try await ServiceWithDatabase.run { api, pool in
             let tenant = try await api.tenant()
