@@ -359,6 +359,17 @@ struct RawResponseTests {
             #expect(reply.string("scope") == "session")
             #expect(reply.challengeStatuses == ["unsupportedScheme", "chosen", "lowerPreference"])
 
+            // The server's CHALLENGE message, forwarded by a client that does not read it, is the
+            // handshake going on: not a rejection.
+            let type2 = [["WWW-Authenticate", "NTLM TlRMTVNTUAACAAAADAAMADAAAAA1goniASNFZ4mrze8AAAAAAAAAAA=="]]
+            let going = try await api.response(tenant, session: session, headers: type2)
+            #expect(going.string("disposition") == "useCredential", "\(going)")
+            #expect(going["countedRejection"] is NSNull)
+            #expect(going.json["remainingAttempts"] as? Int == reply.json["remainingAttempts"] as? Int)
+            // A bare NTLM challenge after it is the handshake failing.
+            let failed = try await api.response(tenant, session: session, headers: [["WWW-Authenticate", "NTLM"]])
+            #expect(failed.string("countedRejection") == going.string("decisionId"), "\(failed)")
+
             // A tenant that keeps passwords home leaves NTLM out of its preference.
             let current = try await api.call(.get, "/v1/policy", key: tenant.adminKey)
             let rules = String(decoding: try JSONSerialization.data(withJSONObject: try #require(current.json["rules"])), as: UTF8.self)

@@ -64,8 +64,9 @@ public struct RawResponseService: Sendable {
         if let earlier {
             failureCount = earlier.previousFailureCount + 1
             if earlier.outcome == nil {
-                if Self.isStale(earlier, in: context) {
-                    // A new nonce for a good credential: the same attempt, not a further failure.
+                if Self.isStale(earlier, in: context) || Self.continuesHandshake(earlier, in: context) {
+                    // A new nonce for a good credential, or the server's next handshake message:
+                    // the same attempt, not a further failure.
                     failureCount = earlier.previousFailureCount
                 } else if let result = try await decisions.recordOutcome(
                     .rejected,
@@ -200,6 +201,14 @@ public struct RawResponseService: Sendable {
             guard challenge.scheme == .digest, let digest = try? DigestChallenge(challenge) else { return false }
             return digest.isStale && digest.realm == (earlier.protectionSpace.realm ?? "")
         }
+    }
+
+    /// Whether the response is the next message of the NTLM handshake the earlier release began:
+    /// an `NTLM` challenge carrying a token (the server's CHALLENGE message, MS-NLMP §3.1.5.1).
+    /// A failed handshake ends with a bare `NTLM` challenge again.
+    static func continuesHandshake(_ earlier: DecisionEntry, in context: RawResponseContext) -> Bool {
+        guard earlier.protectionSpace.authenticationMethod == AuthenticationMethod.ntlm.rawValue else { return false }
+        return context.challenges.contains { $0.scheme == .ntlm && !($0.token68 ?? "").isEmpty }
     }
 
     /// Checks, before anything is recorded, that the chosen challenge can be answered with the
