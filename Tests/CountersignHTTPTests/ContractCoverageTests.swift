@@ -18,6 +18,24 @@ struct ContractCoverageTests {
         }
     }
 
+    @Test func everyOperationRefusesAQueryParameterItDoesNotDeclare() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            for operation in TestAPI.contract.operations() {
+                let path = operation.path.replacingOccurrences(
+                    of: #"\{[^}]+\}"#, with: "00000000-0000-4000-8000-000000000000", options: .regularExpression
+                ).replacingOccurrences(of: "versions/00000000-0000-4000-8000-000000000000", with: "versions/1")
+                // The routes that take a query check it after the key's role.
+                let key =
+                    operation.path.hasPrefix("/v1/tenants") ? TestService.operatorKey
+                    : operation.path.contains("/security-checks/{securityCheck}/") ? tenant.clientKey : tenant.adminKey
+                let reply = try await api.call(HTTPRequest.Method(operation.method.uppercased())!, path + "?undeclared=1", key: key)
+                #expect(reply.status == 400, "\(operation.method) \(operation.path)")
+                #expect(reply.errorCode == "invalid_query", "\(operation.method) \(operation.path): \(reply)")
+            }
+        }
+    }
+
     @Test func specLintsClean() throws {
         let problems = TestAPI.contract.lint()
         #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")

@@ -59,7 +59,9 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
     let nonceCounts = DigestNonceCountStore(pool: pool)
     let responses = RawResponseService(decisions: decisions, store: decisionStore, nonceCounts: nonceCounts)
 
-    let v1 = router.group("v1").add(middleware: AuthenticationMiddleware(authenticator: authenticator))
+    let v1 = router.group("v1")
+        .add(middleware: AuthenticationMiddleware(authenticator: authenticator))
+        .add(middleware: UndeclaredQueryMiddleware())
     TenantController(tenants: tenants, keys: keys, authenticator: authenticator, body: body)
         .addRoutes(to: v1.group("tenants", context: OperatorRequestContext.self))
     APIKeyController(keys: keys, authenticator: authenticator, body: body)
