@@ -74,7 +74,10 @@ public struct DecisionStore: Sendable {
         source: String
     ) async throws -> OutcomeResult? {
         try await pool.withTransaction { connection in
-            try Self.recordOutcome(tenantID: tenantID, decisionID: decisionID, outcome: outcome, upstreamStatus: upstreamStatus, source: source, on: connection)
+            try Self.recordOutcome(
+                tenantID: tenantID, decisionID: decisionID, outcome: outcome, upstreamStatus: upstreamStatus, source: source,
+                acceptingSecurityChecks: false, on: connection
+            )
         }
     }
 
@@ -86,6 +89,7 @@ public struct DecisionStore: Sendable {
         outcome: Outcome,
         upstreamStatus: Int?,
         source: String,
+        acceptingSecurityChecks: Bool,
         on connection: PostgresConnection
     ) throws -> OutcomeResult? {
         let outcome = Outcome.recorded(outcome, upstreamStatus: upstreamStatus)
@@ -106,6 +110,13 @@ public struct DecisionStore: Sendable {
             [.uuid(decisionID)]
         ).rows.first else { return nil }
         let decision = try Self.entry(from: row)
+        if decision.kind == SecurityCheckEngine.decisionKind, !acceptingSecurityChecks {
+            throw CountersignError(
+                .securityCheckDecision,
+                "this decision answered a security check: report its outcome to "
+                    + "POST /v1/sessions/{sessionId}/security-checks/{securityCheck}/success or /failure, which also count the client's attempts"
+            )
+        }
         if let existing = decision.outcome {
             guard existing == outcome else {
                 throw CountersignError(.outcomeConflict, "this decision's outcome is already '\(existing.rawValue)'")

@@ -140,6 +140,7 @@ public struct SecurityCheckStore: Sendable {
                 outcome: outcome,
                 upstreamStatus: nil,
                 source: "report",
+                acceptingSecurityChecks: true,
                 on: connection
             ) else {
                 throw CountersignError(.internalError, "the answer vanished while it was locked")

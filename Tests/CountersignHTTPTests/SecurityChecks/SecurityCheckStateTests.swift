@@ -213,6 +213,27 @@ struct SecurityCheckStateTests {
         }
     }
 
+    @Test func anAnswersOutcomeGoesToItsChecksRoutesNotTheDecisionsOne() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let credential = try await api.credential(tenant, host: "mfp.example.com", account: "pin", password: "0000")
+            try await api.securityCheckHandlers(tenant, Self.handler(credential, #""maxAttempts": 3"#))
+            let session = try await api.session(tenant, clientId: "android-1")
+            let reply = try await api.securityChecks(tenant, session: session, #"{"PinCodeAttempts": null}"#)
+            let decision = try #require(reply.answer("PinCodeAttempts")?["decisionId"] as? String, "\(reply)")
+
+            for outcome in ["rejected", "accepted"] {
+                let refused = try await api.outcome(tenant, decision: decision, outcome)
+                #expect(refused.status == 409)
+                #expect(refused.errorCode == "security_check_decision")
+            }
+            // Nothing was recorded: the check's own route still counts the attempt.
+            let failure = try await api.reportSecurityCheck(tenant, session: session, check: "PinCodeAttempts", "failure")
+            #expect(failure.json["applied"] as? Bool == true, "\(failure)")
+            #expect(try await api.securityCheckStates(tenant, clientId: "android-1").first?["attempts"] as? Int == 1)
+        }
+    }
+
     @Test func concurrentFailureReportsAreCountedExactly() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()
