@@ -279,6 +279,30 @@ import Testing
         }
     }
 
+    @Test func aRememberedIdentityAnswersOnlyServersNamingTheSameCAs() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let a = try await api.identity(tenant, pki.clientA)
+            let b = try await api.identity(tenant, pki.clientB)
+            try await api.policy(tenant, rules: TLSRules.clientCertificate())
+            let session = try await api.session(tenant)
+            let forA = try await api.certificateChallenge(tenant, session: session, names: [pki.clientCAA.subjectDER], taskId: "one")
+            #expect(forA.credential?["identityId"] as? String == a)
+            #expect(forA.string("persistence") == "forSession")
+
+            // A server that accepts only B's CA is not given the identity remembered for A's.
+            let forB = try await api.certificateChallenge(tenant, session: session, names: [pki.clientCAB.subjectDER], taskId: "two")
+            #expect(forB.credential?["identityId"] as? String == b, "\(forB)")
+            #expect(forB.string("source") == "policy")
+            // Each is remembered for the CAs it answered.
+            for (names, identity) in [(pki.clientCAA.subjectDER, a), (pki.clientCAB.subjectDER, b)] {
+                let again = try await api.certificateChallenge(tenant, session: session, names: [names], taskId: "three")
+                #expect(again.string("source") == "session", "\(again)")
+                #expect(again.credential?["identityId"] as? String == identity)
+            }
+        }
+    }
+
     @Test func rejectedIdentitiesAreCountedAndBlocked() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()

@@ -39,6 +39,20 @@ import Testing
         }
     }
 
+    @Test func aRuleWithPersistenceNoneHasEveryChainEvaluated() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            try await api.policy(tenant, rules: TLSRules.serverTrust(trust: rootAnchored, then: #""persistence": "none""#))
+            let session = try await api.session(tenant)
+            for _ in 0..<2 {
+                let reply = try await api.trustChallenge(tenant, session: session, chain: pki.server.chainDER)
+                #expect(reply.string("disposition") == "useCredential", "\(reply)")
+                #expect(reply.string("persistence") == "none")
+                #expect(reply.string("source") == "policy")
+            }
+        }
+    }
+
     @Test func theHostMayBeAnIPAddressOrMatchAWildcard() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()

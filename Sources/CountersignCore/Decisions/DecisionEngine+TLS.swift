@@ -22,14 +22,17 @@ extension DecisionEngine {
     /// The session-memory key of a challenge: the protection space's key, plus the presented
     /// chain's digest for server trust.
     static func memoryKey(spaceKey: String, method: AuthenticationMethod, inputs: DecisionInputs) -> String {
-        guard method == .serverTrust, let digest = inputs.presentedChainDigest else { return spaceKey }
-        return spaceKey + "|" + digest
+        switch method {
+        case .serverTrust: inputs.presentedChainDigest.map { spaceKey + "|" + $0 } ?? spaceKey
+        case .clientCertificate: inputs.acceptableIssuersDigest.map { spaceKey + "|issuers:" + $0 } ?? spaceKey
+        default: spaceKey
+        }
     }
 
     static func serverTrustPlan(rule: PolicyRule, scope: DecisionScope, memoryKey: String) -> DecisionPlan {
         DecisionPlan(
             disposition: .useCredential,
-            persistence: .forSession,
+            persistence: rule.then.releasePersistence,
             scope: scope,
             rule: RuleReference(id: rule.id, name: rule.name),
             source: .policy,
@@ -39,7 +42,7 @@ extension DecisionEngine {
         )
     }
 
-    static func identityPlan(rule: PolicyRule, scope: DecisionScope, inputs: DecisionInputs) -> DecisionPlan {
+    static func identityPlan(rule: PolicyRule, scope: DecisionScope, inputs: DecisionInputs, memoryKey: String?) -> DecisionPlan {
         let action = rule.then
         let reference = RuleReference(id: rule.id, name: rule.name)
         let identities = inputs.credentials.filter { credential in
@@ -79,7 +82,8 @@ extension DecisionEngine {
             rule: reference,
             source: .policy,
             reason: "rule '\(rule.id)' selects a client identity",
-            pending: .identitySelection(candidates: valid, explicit: named != nil, action: action)
+            pending: .identitySelection(candidates: valid, explicit: named != nil, action: action),
+            memoryKey: memoryKey
         )
     }
 
@@ -93,8 +97,8 @@ extension DecisionEngine {
         resolved.trust = verdict
         if verdict.trusted {
             resolved.disposition = .useCredential
-            resolved.persistence = .forSession
-            resolved.rememberInSession = true
+            resolved.persistence = action.releasePersistence
+            resolved.rememberInSession = action.releasePersistence != .none
             resolved.reason = "rule '\(ruleID)' trusts the server's certificate chain" + (verdict.matchedPin == nil ? "" : " (a pin matched)")
         } else {
             resolved.disposition = action.whenUnanswerable
@@ -143,7 +147,8 @@ extension DecisionEngine {
             maxFailures: action.failureLimit,
             blockSchedule: action.blockSchedule,
             blockedDisposition: action.whenBlocked,
-            rememberInSession: persistence != .none
+            rememberInSession: persistence != .none,
+            memoryKey: plan.memoryKey
         )
     }
 }

@@ -72,7 +72,7 @@ public enum DecisionEngine {
             return serverTrustPlan(rule: rule, scope: scope, memoryKey: memoryKey)
         }
         if method == .clientCertificate {
-            return identityPlan(rule: rule, scope: scope, inputs: inputs)
+            return identityPlan(rule: rule, scope: scope, inputs: inputs, memoryKey: memoryKey == spaceKey ? nil : memoryKey)
         }
         guard method.usesPassword else {
             // Every known method is answered above or with a password; kept for methods to come.
@@ -220,6 +220,10 @@ public struct DecisionInputs: Sendable {
     /// For server-trust challenges that carry a chain: its digest (`PresentedChain.digest`),
     /// which keys what the session remembers, so that another chain is evaluated again.
     public var presentedChainDigest: String?
+    /// For client-certificate challenges that name acceptable CAs: a digest of them
+    /// (`PresentedTLS.acceptableIssuersDigest`), which keys what the session remembers, so that
+    /// a server naming other CAs is answered again rather than given an identity it refuses.
+    public var acceptableIssuersDigest: String?
 
     public init(
         challenge: Challenge,
@@ -230,7 +234,8 @@ public struct DecisionInputs: Sendable {
         credentials: [Credential],
         blockedUntil: [UUID: Date],
         now: Date,
-        presentedChainDigest: String? = nil
+        presentedChainDigest: String? = nil,
+        acceptableIssuersDigest: String? = nil
     ) {
         self.challenge = challenge
         self.policy = policy
@@ -241,6 +246,7 @@ public struct DecisionInputs: Sendable {
         self.blockedUntil = blockedUntil
         self.now = now
         self.presentedChainDigest = presentedChainDigest
+        self.acceptableIssuersDigest = acceptableIssuersDigest
     }
 
     func isBlocked(_ id: UUID) -> Bool {

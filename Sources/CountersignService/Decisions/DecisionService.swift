@@ -81,7 +81,8 @@ public struct DecisionService: Sendable {
                     credentials: state.session.credentials + state.tenant.credentials,
                     blockedUntil: state.tenant.blockedUntil,
                     now: state.now,
-                    presentedChainDigest: tls.chainDigest
+                    presentedChainDigest: tls.chainDigest,
+                    acceptableIssuersDigest: tls.acceptableIssuersDigest
                 )
                 return ChallengePlan(space: space, plan: try resolve(DecisionEngine.decide(inputs), tls: tls, space: space, inputs: inputs, verdicts: &verdicts))
             },
@@ -132,7 +133,8 @@ public struct DecisionService: Sendable {
             credentials: (session?.credentials ?? []) + tenant.credentials,
             blockedUntil: tenant.blockedUntil,
             now: Date(),
-            presentedChainDigest: tls.chainDigest
+            presentedChainDigest: tls.chainDigest,
+            acceptableIssuersDigest: tls.acceptableIssuersDigest
         )
         var verdicts = TrustVerdicts()
         let plan = try resolve(

@@ -13,6 +13,22 @@ public struct PresentedTLS: Sendable {
     public var chainDigest: String?
     /// The server's acceptable CA names (DER) of a client-certificate challenge; empty: any CA.
     public var acceptableIssuers: [[UInt8]]
+    /// SHA-256 over the acceptable CA names, as over a chain; nil when there are none: what the
+    /// session remembers an identity answer under.
+    public var acceptableIssuersDigest: String? {
+        acceptableIssuers.isEmpty ? nil : Self.digest(acceptableIssuers)
+    }
+
+    /// Each item's length as 4 bytes big-endian, then the item; SHA-256, lowercase hex.
+    static func digest(_ items: [[UInt8]]) -> String {
+        var input: [UInt8] = []
+        for item in items {
+            let count = UInt32(item.count)
+            input += [UInt8(count >> 24), UInt8(count >> 16 & 0xff), UInt8(count >> 8 & 0xff), UInt8(count & 0xff)]
+            input += item
+        }
+        return Digest.hash(.sha256, input).hexString
+    }
 
     /// Checks and parses the TLS parts `challenge` needs for its method; other methods ignore them.
     ///
@@ -32,7 +48,7 @@ public struct PresentedTLS: Sendable {
                 )
             }
             var certificates: [Certificate] = []
-            var digestInput: [UInt8] = []
+            var ders: [[UInt8]] = []
             for (index, text) in encoded.enumerated() {
                 let field = "protectionSpace.serverTrust.certificates[\(index)]"
                 // Base64 of the largest certificate accepted, and a little room for padding.
@@ -47,12 +63,10 @@ public struct PresentedTLS: Sendable {
                 } catch {
                     throw CountersignError(error.code == .certificateTooLarge ? .certificateTooLarge : .malformedCertificate, "'\(field)': \(error.message)")
                 }
-                let count = UInt32(der.count)
-                digestInput += [UInt8(count >> 24), UInt8(count >> 16 & 0xff), UInt8(count >> 8 & 0xff), UInt8(count & 0xff)]
-                digestInput += der
+                ders.append([UInt8](der))
             }
             presented.chain = certificates
-            presented.chainDigest = Digest.hash(.sha256, digestInput).hexString
+            presented.chainDigest = Self.digest(ders)
         case .clientCertificate:
             let encoded = space.distinguishedNames ?? []
             guard encoded.count <= AcceptableIssuers.maximumNameCount else {
