@@ -36,6 +36,18 @@ struct ClientIdentityTests {
         #expect(identity.chain == [pki.intermediateCA.certificate, pki.rootCA.certificate])
     }
 
+    @Test func aChainCertificateThatIssuedNothingOfTheChainIsRefused() throws {
+        #expect(throws: CryptoError(.chainNotLinked, "")) {
+            try ClientIdentity(privateKeyPEM: pki.clientA.keyPEM, certificateChainPEM: pki.clientA.chainPEM + pki.clientCAB.certificatePEM)
+        }
+        // Issuers up to the root, in any order, are the chain.
+        let full = try ClientIdentity(
+            privateKeyPEM: pki.server.keyPEM,
+            certificateChainPEM: pki.rootCA.certificatePEM + pki.server.certificatePEM + pki.intermediateCA.certificatePEM
+        )
+        #expect(full.chain.count == 2)
+    }
+
     @Test func keyMismatch() throws {
         #expect(throws: CryptoError(.keyCertificateMismatch, "")) {
             try ClientIdentity(privateKeyPEM: pki.clientA.keyPEM, certificateChainPEM: pki.clientB.chainPEM)

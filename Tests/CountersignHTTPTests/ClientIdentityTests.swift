@@ -81,6 +81,10 @@ import Testing
             ("key of another certificate", ["privateKey": pki.clientA.keyPEM, "certificateChain": pki.clientB.chainPEM], 400, "key_certificate_mismatch"),
             ("not a key", ["privateKey": "nope", "certificateChain": pki.clientB.chainPEM], 400, "malformed_private_key"),
             ("not a chain", ["privateKey": pki.clientB.keyPEM, "certificateChain": "nope"], 400, "malformed_certificate"),
+            (
+                "a stranger in the chain",
+                ["privateKey": pki.clientB.keyPEM, "certificateChain": pki.clientB.chainPEM + pki.clientCAA.certificatePEM], 400, "chain_not_linked"
+            ),
             ("neither", ["label": "x"], 400, "invalid_identity"),
             ("both", ["pkcs12": p12, "password": "x", "privateKey": pki.clientA.keyPEM, "certificateChain": pki.clientA.chainPEM], 400, "invalid_identity"),
             ("key without chain", ["privateKey": pki.clientA.keyPEM], 400, "invalid_identity"),

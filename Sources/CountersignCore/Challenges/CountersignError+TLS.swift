@@ -7,6 +7,8 @@ extension CountersignError.Code {
     public static let malformedCertificate = Self("malformed_certificate", kind: .invalidInput)
     /// More certificates than a chain may hold (10).
     public static let chainTooLong = Self("chain_too_long", kind: .invalidInput)
+    /// An uploaded identity's chain holds a certificate that issued none of the others nor the leaf.
+    public static let chainNotLinked = Self("chain_not_linked", kind: .invalidInput)
     /// A certificate larger than 64 KiB.
     public static let certificateTooLarge = Self("certificate_too_large", kind: .invalidInput)
     /// A `distinguishedNames` entry is not base64 of a DER `Name`, or there are too many.

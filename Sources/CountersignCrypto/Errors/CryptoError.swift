@@ -42,6 +42,8 @@ public struct CryptoError: Error, Hashable, Sendable, CustomStringConvertible, C
         public static let malformedCertificate = Code("malformed_certificate")
         /// More certificates than `Certificate.maximumChainLength`.
         public static let chainTooLong = Code("chain_too_long")
+        /// An identity's chain holds a certificate that issued none of the others nor the leaf.
+        public static let chainNotLinked = Code("chain_not_linked")
         /// A certificate (or PEM input) larger than the documented limit.
         public static let certificateTooLarge = Code("certificate_too_large")
 

@@ -22,13 +22,23 @@ public struct ClientIdentity: Sendable, CustomStringConvertible {
     /// An identity from parts already parsed.
     ///
     /// - Throws: `CryptoError` `key_certificate_mismatch` when the key is not the
-    ///   certificate's; `chain_too_long` when leaf and chain exceed `Certificate.maximumChainLength`.
-    public init(privateKey: PrivateKey, certificate: Certificate, chain: [Certificate] = []) throws(CryptoError) {
+    ///   certificate's; `chain_too_long` when leaf and chain exceed `Certificate.maximumChainLength`;
+    ///   `chain_not_linked` when a chain certificate issued neither the leaf nor another issuer
+    ///   of it (a bundle pasted with a stranger, which servers would be matched against).
+    ///
+    /// `checkingLinks` false: for identities read back from storage, taken as they were uploaded.
+    public init(privateKey: PrivateKey, certificate: Certificate, chain: [Certificate] = [], checkingLinks: Bool = true) throws(CryptoError) {
         guard privateKey.matches(certificate) else {
             throw CryptoError(.keyCertificateMismatch, "private key does not belong to certificate \(certificate.subject)")
         }
         guard chain.count + 1 <= Certificate.maximumChainLength else {
             throw CryptoError(.chainTooLong, "identity holds more than \(Certificate.maximumChainLength) certificates")
+        }
+        if checkingLinks, let stranger = Self.unlinked(chain.filter { $0 != certificate }, from: certificate).first {
+            throw CryptoError(
+                .chainNotLinked,
+                "the chain's certificate \(stranger.subject) issued neither \(certificate.subject) nor another certificate of its chain"
+            )
         }
         self.privateKey = privateKey
         self.certificate = certificate
@@ -240,6 +250,18 @@ public struct ClientIdentity: Sendable, CustomStringConvertible {
 
     public var description: String {
         "ClientIdentity(subject: \(certificate.subject), issuer: \(certificate.issuer), key: \(privateKey.algorithm), chain: \(chain.count))"
+    }
+
+    /// The certificates of `chain` on no issuer path up from `leaf`, by name: an issuer of the
+    /// leaf, or of such an issuer, and so on. Several with one subject (a CA and its cross-signed
+    /// twin) are all on the path.
+    static func unlinked(_ chain: [Certificate], from leaf: Certificate) -> [Certificate] {
+        var linked = [leaf]
+        var remaining = chain
+        while let index = remaining.firstIndex(where: { candidate in linked.contains { DistinguishedName.equal(candidate.subjectDER, $0.issuerDER) } }) {
+            linked.append(remaining.remove(at: index))
+        }
+        return remaining
     }
 
     // Walks issuer links from the leaf so that the chain is in the order TLS sends it.

@@ -10,6 +10,7 @@ extension CountersignError {
             switch error.code {
             case .malformedCertificate: .malformedCertificate
             case .chainTooLong: .chainTooLong
+            case .chainNotLinked: .chainNotLinked
             case .certificateTooLarge: .certificateTooLarge
             case .malformedPrivateKey: .malformedPrivateKey
             case .unsupportedPrivateKey: .unsupportedPrivateKey

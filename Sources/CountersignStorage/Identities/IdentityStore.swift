@@ -163,7 +163,8 @@ public struct IdentityStore: Sendable {
         do {
             let privateKey = try PrivateKey(pkcs8DER: pkcs8)
             let certificates = try Certificate.parseChain(pem: stored.chain)
-            return try ClientIdentity(privateKey: privateKey, certificate: certificates[0], chain: Array(certificates.dropFirst()))
+            // Checked when it was uploaded (identities stored before chain links were checked included).
+            return try ClientIdentity(privateKey: privateKey, certificate: certificates[0], chain: Array(certificates.dropFirst()), checkingLinks: false)
         } catch {
             throw CountersignError(.secretUnreadable, "a stored client identity cannot be read (\(error.code.rawValue))")
         }
