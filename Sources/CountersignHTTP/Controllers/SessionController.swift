@@ -15,6 +15,18 @@ struct SessionController: Sendable {
         var clientId: String
         var label: String?
         var ttlSeconds: Int?
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            clientId = try container.decode(String.self, forKey: .clientId)
+            label = try container.decodeIfPresent(String.self, forKey: .label)
+            do {
+                ttlSeconds = try container.decodeIfPresent(Int.self, forKey: .ttlSeconds)
+            } catch DecodingError.dataCorrupted {
+                // A whole number too large for any TTL is out of range like any other.
+                throw CountersignError(.invalidTTL, "'ttlSeconds' must be between 1 and this tenant's maximum")
+            }
+        }
     }
 
     struct Invalidate: Codable {

@@ -46,6 +46,10 @@ struct SessionTests {
                 #expect(refused.status == 400)
                 #expect(refused.errorCode == "invalid_ttl")
             }
+            for ttl in ["1e20", "9223372036854775808"] {
+                let refused = try await api.call(.post, "/v1/sessions", key: tenant.clientKey, json: #"{"clientId": "d", "ttlSeconds": \#(ttl)}"#)
+                #expect(refused.errorCode == "invalid_ttl", "\(ttl): \(refused)")
+            }
         }
     }
 
