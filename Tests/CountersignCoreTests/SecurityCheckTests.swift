@@ -129,6 +129,16 @@ struct SecurityCheckEngineTests {
         #expect(lapsed.attempts == 1)
     }
 
+    @Test func aBlockOfNoSecondsIsNoBlock() {
+        var unblocking = limits
+        unblocking.blockedStateExpirationSec = 0
+        var state = SecurityCheckState.challenged(nil, at: t0, limits: unblocking)
+        for second in 0..<3 { state = SecurityCheckState.failed(state, at: t0 + Double(second), limits: unblocking) }
+        #expect(state.name(at: t0 + 2) == .expired)
+        #expect(state.blocks == 0)
+        #expect(state.remainingAttempts(at: t0 + 2, limits: unblocking) == 3)
+    }
+
     func credential() -> Credential {
         Credential(
             id: UUID(), tenantID: UUID(), kind: .password,

@@ -84,7 +84,8 @@ public struct SecurityCheckState: Hashable, Sendable {
         if state.attempts >= limits.maxAttempts {
             state.stored = .blocked
             state.expiresAt = now.addingTimeInterval(Double(limits.blockedStateExpirationSec))
-            state.blocks += 1
+            // 0 never blocks: the attempts start over at once, and no block is counted.
+            if limits.blockedStateExpirationSec > 0 { state.blocks += 1 }
         } else {
             state.stored = .attempting
             state.expiresAt = now.addingTimeInterval(Double(limits.attemptingStateExpirationSec))
