@@ -203,11 +203,17 @@ import Testing
             _ = try await api.identity(tenant, pki.clientA)
             try await api.policy(tenant, rules: TLSRules.clientCertificate())
             let session = try await api.session(tenant)
-            for names in [[Array("not a name".utf8)], [pki.clientCAA.subjectDER + [0]], Array(repeating: pki.clientCAA.subjectDER, count: 257)] {
+            for names in [[Array("not a name".utf8)], [pki.clientCAA.subjectDER + [0]], Array(repeating: pki.clientCAA.subjectDER, count: 1001)] {
                 let reply = try await api.certificateChallenge(tenant, session: session, names: names)
                 #expect(reply.status == 400, "\(reply)")
                 #expect(reply.errorCode == "invalid_distinguished_name")
             }
+            // A Windows server's whole trusted-root store is some hundreds of names.
+            let rootStore = try await api.certificateChallenge(
+                tenant, session: try await api.session(tenant, clientId: "device-2"),
+                names: Array(repeating: pki.otherRootCA.subjectDER, count: 599) + [pki.clientCAA.subjectDER]
+            )
+            #expect(rootStore.string("disposition") == "useCredential", "\(rootStore)")
             let body = #"{"taskId": "t", "protectionSpace": {"host": "mtls.example.com", "port": 443, "authenticationMethod": "NSURLAuthenticationMethodClientCertificate", "distinguishedNames": ["%%%"]}}"#
             let notBase64 = try await api.call(.post, "/v1/sessions/\(session)/challenges", key: tenant.clientKey, json: body)
             #expect(notBase64.errorCode == "invalid_distinguished_name")

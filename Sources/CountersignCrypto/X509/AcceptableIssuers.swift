@@ -2,8 +2,10 @@
 /// (the `certificate_authorities` of its CertificateRequest), from public data only, so that
 /// choosing an identity never needs its private key.
 public enum AcceptableIssuers {
-    /// The most names accepted from one server (real servers send a few, at most some dozens).
-    public static let maximumNameCount = 256
+    /// The most names accepted from one server. Most send a few; a Windows server may send its
+    /// whole trusted-root store, some hundreds, and TLS 1.2 caps the list at 65,535 bytes (a
+    /// name takes at least about a hundred).
+    public static let maximumNameCount = 1000
 
     /// The DER names under which a server may accept an identity with `certificate` as its
     /// leaf and `chain` after it: the issuer of the leaf and of every chain certificate, and
