@@ -106,7 +106,7 @@ struct RawResponseTests {
         raw.request.bodyHash = ForwardedBodyHash(algorithm: "SHA-256", value: String(repeating: "g", count: 64))
         #expect(code { try raw.validated() } == "invalid_field")
         raw.request.bodyHash = ForwardedBodyHash(algorithm: "SHA-1", value: String(repeating: "a", count: 40))
-        #expect(code { try raw.validated() } == "invalid_field")
+        #expect(code { try raw.validated() } == "invalid_enum_value")
         raw.request.bodyHash = ForwardedBodyHash(algorithm: "MD5", value: String(repeating: "a", count: 32))
         raw.request.body = "aGk="
         #expect(code { try raw.validated() } == "invalid_field")
@@ -118,7 +118,7 @@ struct RawResponseTests {
     @Test(
         "refuses malformed requests with a stable code",
         arguments: [
-            (RawResponse(taskId: "t", status: 200, headers: [], request: .init(method: "GET", url: "https://h/")), "invalid_field"),
+            (RawResponse(taskId: "t", status: 200, headers: [], request: .init(method: "GET", url: "https://h/")), "invalid_enum_value"),
             (RawResponse(taskId: "", status: 401, headers: [["WWW-Authenticate", "Basic"]], request: .init(method: "GET", url: "https://h/")), "invalid_field"),
             (RawResponse(taskId: "t", status: 407, headers: [["Proxy-Authenticate", "Basic"]], request: .init(method: "GET", url: "https://h/")), "missing_field"),
             (
@@ -147,7 +147,7 @@ struct RawResponseTests {
                 RawResponse(
                     taskId: "t", status: 407, headers: [["Proxy-Authenticate", "Basic"]], request: .init(method: "GET", url: "https://h/"),
                     proxy: .init(host: "p", port: 8080, type: "socks")
-                ), "invalid_field"
+                ), "invalid_enum_value"
             ),
             (RawResponse(taskId: "t", status: 401, headers: [], request: .init(method: "GET", url: "https://h/")), "missing_challenge"),
             (RawResponse(taskId: "t", status: 401, headers: [["WWW-Authenticate", " , ,"]], request: .init(method: "GET", url: "https://h/")), "missing_challenge"),

@@ -310,7 +310,7 @@ struct RawResponseTests {
             }
             let shapes: [(String, String)] = [
                 (#"{"taskId": "t", "status": 401, "headers": [["WWW-Authenticate"]], "request": {"method": "GET", "url": "https://h/"}}"#, "invalid_field"),
-                (#"{"taskId": "t", "status": 500, "headers": [], "request": {"method": "GET", "url": "https://h/"}}"#, "invalid_field"),
+                (#"{"taskId": "t", "status": 500, "headers": [], "request": {"method": "GET", "url": "https://h/"}}"#, "invalid_enum_value"),
                 (#"{"taskId": "t", "status": 407, "headers": [["Proxy-Authenticate", "Basic"]], "request": {"method": "GET", "url": "https://h/"}}"#, "missing_field"),
                 (#"{"taskId": "t", "status": 401, "headers": [], "request": {"method": "GET", "url": "https://h/"}, "extra": 1}"#, "unknown_field"),
                 (#"{"taskId": "t", "status": 401, "headers": "Basic", "request": {"method": "GET", "url": "https://h/"}}"#, "invalid_field_type"),

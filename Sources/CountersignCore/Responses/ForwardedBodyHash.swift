@@ -12,7 +12,7 @@ public struct ForwardedBodyHash: Codable, Hashable, Sendable {
 
     func entityBody() throws -> DigestEntityBody {
         guard let hash = DigestHashAlgorithm.allCases.first(where: { AuthenticationSyntax.equalsIgnoringASCIICase($0.name, algorithm) }) else {
-            throw CountersignError(.invalidField, "'request.bodyHash.algorithm' must be one of MD5, SHA-256, SHA-512-256")
+            throw CountersignError(.invalidEnumValue, "'request.bodyHash.algorithm' must be one of MD5, SHA-256, SHA-512-256")
         }
         guard value.utf8.count == hash.digestLength * 2, value.utf8.allSatisfy({ $0 < 0x80 && Character(Unicode.Scalar($0)).isHexDigit }) else {
             throw CountersignError(.invalidField, "'request.bodyHash.value' must be \(hash.digestLength * 2) hexadecimal digits")

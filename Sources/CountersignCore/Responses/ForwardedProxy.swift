@@ -20,7 +20,7 @@ public struct ForwardedProxy: Codable, Hashable, Sendable {
         }
         try Validation.range(port, 1...65535, field: "proxy.port")
         guard ["http", "https"].contains(protocolName) else {
-            throw CountersignError(.invalidField, "'proxy.type' must be http or https")
+            throw CountersignError(.invalidEnumValue, "'proxy.type' must be one of http, https")
         }
     }
 }

@@ -56,7 +56,7 @@ public struct RawResponse: Codable, Hashable, Sendable {
     public func validated(parser: AuthenticationChallengeParser = AuthenticationChallengeParser()) throws -> RawResponseContext {
         try Validation.name(taskId, field: "taskId")
         guard [401, 403, 407].contains(status) else {
-            throw CountersignError(.invalidField, "'status' must be 401, 403 or 407")
+            throw CountersignError(.invalidEnumValue, "'status' must be one of 401, 403, 407")
         }
         if status == 407 {
             guard proxy != nil else { throw CountersignError(.missingField, "'proxy' is required with status 407") }
