@@ -34,7 +34,7 @@ struct CounterController: Sendable {
                 throw CountersignError(.notFound, "no such counter")
             }
             cache.forgetTenant(context.tenantID)
-            context.logger.notice("counter reset", metadata: ["counter": "\(counter.id)"])
+            context.logger.notice("counter reset", metadata: ["counter": "\(counter.id.text)"])
             return try JSONResponse.make(counter)
         }
     }

@@ -41,7 +41,7 @@ struct IdentityController: Sendable {
             cache.forgetTenant(context.tenantID)
             context.logger.notice(
                 "client identity uploaded",
-                metadata: ["identity": "\(created.id)", "sha256": "\(created.certificate?.sha256Fingerprint ?? "")"]
+                metadata: ["identity": "\(created.id.text)", "sha256": "\(created.certificate?.sha256Fingerprint ?? "")"]
             )
             return try JSONResponse.make(IdentityView(created), status: .created)
         }

@@ -45,7 +45,7 @@ struct TenantController: Sendable {
             guard let created = try await keys.create(tenantID: tenant.id, name: name, role: .admin, createdBy: .operator) else {
                 throw CountersignError(.notFound, "no such tenant")
             }
-            context.logger.notice("admin key created by operator", metadata: ["tenant": "\(tenant.id)", "key": "\(created.key.prefix)"])
+            context.logger.notice("admin key created by operator", metadata: ["tenant": "\(tenant.id.text)", "key": "\(created.key.prefix)"])
             return try JSONResponse.make(CreatedKey(created), status: .created)
         }
     }
@@ -62,7 +62,7 @@ struct TenantController: Sendable {
             throw CountersignError(.notFound, "no such tenant")
         }
         authenticator.forget(tenantID: tenant.id)
-        context.logger.notice(disabled ? "tenant disabled" : "tenant enabled", metadata: ["tenant": "\(tenant.id)"])
+        context.logger.notice(disabled ? "tenant disabled" : "tenant enabled", metadata: ["tenant": "\(tenant.id.text)"])
         return try JSONResponse.make(tenant)
     }
 }
