@@ -11,6 +11,8 @@ struct CommandEnvironmentTests {
             ("COUNTERSIGN_PORT", "80x", "an integer"),
             ("COUNTERSIGN_DB_POOL_SIZE", "six", "an integer"),
             ("COUNTERSIGN_AUTO_MIGRATE", "nope", "true or false"),
+            ("COUNTERSIGN_API_KEY_CACHE_SECONDS", "abc", "a number"),
+            ("COUNTERSIGN_API_KEY_CACHE_SECONDS", "inf", "a number"),
         ])
     func unparsableValues(name: String, value: String, expected: String) async throws {
         let (status, output) = try await FetchCommandTests.run(["serve", "--help"], environment: [name: value])

@@ -317,8 +317,10 @@ struct ErrorAndChecksumTests {
         #expect(throws: CountersignError(.migrationChecksumMismatch, "")) {
             try MigrationRunner.plan(migrations: [one, two], applied: [applied(one, checksum: "x")])
         }
+        // A newer release's migration is served as it is; a removed file is refused.
+        #expect(try MigrationRunner.plan(migrations: [one], applied: [applied(one), applied(two)]) == [])
         #expect(throws: CountersignError(.migrationUnknownVersion, "")) {
-            try MigrationRunner.plan(migrations: [one], applied: [applied(one), applied(two)])
+            try MigrationRunner.plan(migrations: [one, three], applied: [applied(one), applied(two)])
         }
         #expect(throws: CountersignError(.migrationOutOfOrder, "")) {
             try MigrationRunner.plan(migrations: [one, two, three], applied: [applied(one), applied(three)])

@@ -1,3 +1,5 @@
+import Foundation
+
 /// An error from the database layer: the pool, a connection, a statement or decoding a row.
 ///
 /// `description` is deliberately generic: it carries the ``code`` and the SQLSTATE and
@@ -60,7 +62,10 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDeb
         if let column { parts.append("column: \(column)") }
         if let constraintName { parts.append("constraint: \(constraintName)") }
         if let serverMessage { parts.append("serverMessage: \(serverMessage)") }
-        return "PostgresError(\(parts.joined(separator: ", ")))"
+        // libpq's messages span lines ("...refused\n\tIs the server running..."): one log
+        // record stays one line.
+        let text = parts.joined(separator: ", ").split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+        return "PostgresError(\(text.joined(separator: " ")))"
     }
 }
 

@@ -92,7 +92,7 @@ struct DemoTenant: Codable {
     }
 
     func banner(host: String, port: Int, operatorKeyFile: String) -> String {
-        let base = "http://\(host == "0.0.0.0" ? "127.0.0.1" : host):\(port)"
+        let base = "http://" + ListenAddress.display(host: host == "0.0.0.0" ? "127.0.0.1" : host == "::" ? "::1" : host, port: port)
         return """
 
             Countersign dev is starting on \(base)

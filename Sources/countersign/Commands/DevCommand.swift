@@ -79,12 +79,13 @@ struct DevCommand: AsyncParsableCommand {
             configuration.operatorKey = try OperatorKey(String(contentsOfFile: operatorKeyFile, encoding: .utf8))
         }
 
+        try ListenAddress.checkAvailable(host: configuration.host, port: configuration.port)
         let demo = try await DemoTenant.prepare(configuration: configuration, keysFile: directory.appendingPathComponent("demo-keys.json").path, logger: logger)
         // Standard output is a pipe under supervisors: flush so the banner shows before the logs.
         FileHandle.standardOutput.write(Data(demo.banner(host: configuration.host, port: configuration.port, operatorKeyFile: operatorKeyFile).utf8))
 
         let app = try buildApplication(configuration, logger: logger)
-        try await app.runService()
+        try await StartupError.serving(app, database: configuration.database)
     }
 }
 
@@ -94,21 +95,21 @@ enum DevFiles {
     /// changes it, leaving the secret readable meanwhile).
     static func writeSecret(_ text: String, to path: String) throws {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw ValidationError("cannot write \(path) (errno \(errno))") }
+        guard descriptor >= 0 else { throw StartupError("cannot write \(path) (errno \(errno))") }
         defer { close(descriptor) }
         let bytes = Array(text.utf8)
         guard fchmod(descriptor, 0o600) == 0, bytes.withUnsafeBytes({ write(descriptor, $0.baseAddress, $0.count) }) == bytes.count else {
-            throw ValidationError("cannot write \(path) (errno \(errno))")
+            throw StartupError("cannot write \(path) (errno \(errno))")
         }
     }
 
     /// Takes the lock file at `path` for as long as the returned descriptor is open.
     static func lock(_ path: String) throws -> Int32 {
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw ValidationError("cannot open \(path) (errno \(errno))") }
+        guard descriptor >= 0 else { throw StartupError("cannot open \(path) (errno \(errno))") }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             close(descriptor)
-            throw ValidationError("the data directory is in use by another `countersign dev` (\(path) is locked); stop it, or give another --data-dir")
+            throw StartupError("the data directory is in use by another `countersign dev` (\(path) is locked); stop it, or give another --data-dir")
         }
         return descriptor
     }

@@ -51,7 +51,8 @@ struct ServeCommand: AsyncParsableCommand {
         if configuration.masterKey == nil {
             logger.warning("no master key configured (COUNTERSIGN_MASTER_KEY_FILE): credentials cannot be stored or released")
         }
+        try ListenAddress.checkAvailable(host: configuration.host, port: configuration.port)
         let app = try buildApplication(configuration, logger: logger)
-        try await app.runService()
+        try await StartupError.serving(app, database: configuration.database)
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CountersignCore
 import CountersignCrypto
 import CountersignHTTP
 import CountersignPostgres
@@ -83,7 +84,7 @@ struct DatabaseOptions: ParsableArguments {
         for candidate in candidates where FileManager.default.fileExists(atPath: candidate.appendingPathComponent("0001_init.sql").path) {
             return candidate.standardizedFileURL.path
         }
-        throw ValidationError("cannot find the migrations directory; pass --migrations-dir or set COUNTERSIGN_MIGRATIONS_DIR")
+        throw StartupError("cannot find the migrations directory; pass --migrations-dir or set COUNTERSIGN_MIGRATIONS_DIR")
     }
 }
 
@@ -148,11 +149,23 @@ struct HTTPOptions: ParsableArguments {
     func operatorKey() throws -> OperatorKey? {
         if let path = operatorKeyFile ?? Environment.string("COUNTERSIGN_OPERATOR_KEY_FILE") {
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-                throw ValidationError("cannot read the operator key file \(path)")
+                let files = FileManager.default
+                let reason =
+                    !files.fileExists(atPath: path) ? "no such file"
+                    : !files.isReadableFile(atPath: path) ? "permission denied" : "not UTF-8 text"
+                throw StartupError("cannot read the operator key file \(path): \(reason)")
             }
-            return try OperatorKey(text)
+            return try Self.operatorKey(text, from: "the operator key file \(path)")
         }
-        return try Environment.string("COUNTERSIGN_OPERATOR_KEY").map(OperatorKey.init)
+        return try Environment.string("COUNTERSIGN_OPERATOR_KEY").map { try Self.operatorKey($0, from: "COUNTERSIGN_OPERATOR_KEY") }
+    }
+
+    private static func operatorKey(_ text: String, from source: String) throws -> OperatorKey {
+        do {
+            return try OperatorKey(text)
+        } catch let error as CountersignError {
+            throw StartupError("\(source) holds no usable operator key: \(error.message)")
+        }
     }
 
     func apply(to configuration: inout ServiceConfiguration) throws {
@@ -165,7 +178,7 @@ struct HTTPOptions: ParsableArguments {
             do {
                 configuration.masterKey = try MasterKey.load(fromFile: path)
             } catch {
-                throw ValidationError("cannot use the master key file \(path): \(error)")
+                throw StartupError("cannot use the master key file \(path): \(error)")
             }
         }
     }

@@ -1,0 +1,25 @@
+import CountersignPostgres
+import Hummingbird
+
+/// The service cannot start with what it was given (a file, a key, an address): printed as
+/// `Error: <message>` alone, exit status 1. A flag or environment value that does not parse is
+/// a `ValidationError` instead (usage printed, exit status 64).
+struct StartupError: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+}
+
+extension StartupError {
+    /// Runs `app`; a database that cannot be reached at start is said so, with where it was
+    /// looked for (its password masked), rather than as a bare `PostgresError`.
+    static func serving(_ app: some ApplicationProtocol, database: PostgresConfiguration) async throws {
+        do {
+            try await app.runService()
+        } catch let error as PostgresError where error.code == .connectionFailed {
+            throw StartupError("cannot connect to the database (\(database.redactedConnectionString)): \(String(reflecting: error))")
+        }
+    }
+}
