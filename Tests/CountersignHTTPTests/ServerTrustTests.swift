@@ -248,6 +248,15 @@ import Testing
             #expect(empty.errorCode == "server_trust_missing")
             let elsewhere = try await api.trustChallenge(tenant, session: session, host: "elsewhere.example.net", encodedChain: nil)
             #expect(elsewhere.string("disposition") == "performDefaultHandling")
+            // Malformed TLS parts are refused whatever the method, even one that does not use them.
+            let basic = #"{"taskId": "t", "protectionSpace": {"host": "localhost", "port": 443, "authenticationMethod": "NSURLAuthenticationMethodHTTPBasic", "#
+            for (extra, code) in [
+                (#""serverTrust": {"certificates": ["not base64!"]}}}"#, "malformed_certificate"),
+                (#""distinguishedNames": ["%%%"]}}"#, "invalid_distinguished_name"),
+            ] {
+                let reply = try await api.call(.post, "/v1/sessions/\(session)/challenges", key: tenant.clientKey, json: basic + extra)
+                #expect(reply.errorCode == code, "\(reply)")
+            }
             #expect(try await api.decisions(tenant, session: session).count == 1, "only the answered challenge is recorded")
         }
     }

@@ -30,7 +30,8 @@ public struct PresentedTLS: Sendable {
         return Digest.hash(.sha256, input).hexString
     }
 
-    /// Checks and parses the TLS parts `challenge` needs for its method; other methods ignore them.
+    /// Checks and parses the TLS parts of `challenge`, wherever they are sent (a malformed part is
+    /// refused even where the method does not use it); keeps those its method uses.
     ///
     /// - Throws: `malformed_certificate` (not base64, not one DER certificate, truncated,
     ///   trailing bytes), `chain_too_long` (more than 10), `certificate_too_large` (over
@@ -38,53 +39,62 @@ public struct PresentedTLS: Sendable {
     public static func parse(_ challenge: Challenge) throws -> PresentedTLS {
         let space = challenge.protectionSpace
         var presented = PresentedTLS(chain: nil, chainDigest: nil, acceptableIssuers: [])
-        switch space.method {
-        case .serverTrust:
-            guard let encoded = space.serverTrust?.certificates, !encoded.isEmpty else { return presented }
-            guard encoded.count <= Certificate.maximumChainLength else {
-                throw CountersignError(
-                    .chainTooLong,
-                    "'protectionSpace.serverTrust.certificates' holds \(encoded.count) certificates, at most \(Certificate.maximumChainLength)"
-                )
+        if let encoded = space.serverTrust?.certificates, !encoded.isEmpty {
+            let (certificates, ders) = try chain(encoded)
+            if space.method == .serverTrust {
+                presented.chain = certificates
+                presented.chainDigest = Self.digest(ders)
             }
-            var certificates: [Certificate] = []
-            var ders: [[UInt8]] = []
-            for (index, text) in encoded.enumerated() {
-                let field = "protectionSpace.serverTrust.certificates[\(index)]"
-                // Base64 of the largest certificate accepted, and a little room for padding.
-                guard text.utf8.count <= (Certificate.maximumByteCount + 2) / 3 * 4 else {
-                    throw CountersignError(.certificateTooLarge, "'\(field)' is larger than \(Certificate.maximumByteCount) bytes")
-                }
-                guard let der = Data(base64Encoded: text), !der.isEmpty else {
-                    throw CountersignError(.malformedCertificate, "'\(field)' is not base64")
-                }
-                do {
-                    certificates.append(try Certificate(derBytes: [UInt8](der)))
-                } catch {
-                    throw CountersignError(error.code == .certificateTooLarge ? .certificateTooLarge : .malformedCertificate, "'\(field)': \(error.message)")
-                }
-                ders.append([UInt8](der))
-            }
-            presented.chain = certificates
-            presented.chainDigest = Self.digest(ders)
-        case .clientCertificate:
-            let encoded = space.distinguishedNames ?? []
-            guard encoded.count <= AcceptableIssuers.maximumNameCount else {
-                throw CountersignError(
-                    .invalidDistinguishedName,
-                    "'protectionSpace.distinguishedNames' holds more than \(AcceptableIssuers.maximumNameCount) names"
-                )
-            }
-            presented.acceptableIssuers = try encoded.enumerated().map { index, text in
-                let field = "protectionSpace.distinguishedNames[\(index)]"
-                guard text.utf8.count <= 16 * 1024, let der = Data(base64Encoded: text), AcceptableIssuers.isName([UInt8](der)) else {
-                    throw CountersignError(.invalidDistinguishedName, "'\(field)' is not base64 of a DER distinguished name")
-                }
-                return [UInt8](der)
-            }
-        default:
-            break
+        }
+        if let encoded = space.distinguishedNames, !encoded.isEmpty {
+            let names = try acceptableIssuers(encoded)
+            if space.method == .clientCertificate { presented.acceptableIssuers = names }
         }
         return presented
     }
+
+    private static func chain(_ encoded: [String]) throws -> (certificates: [Certificate], ders: [[UInt8]]) {
+        guard encoded.count <= Certificate.maximumChainLength else {
+            throw CountersignError(
+                .chainTooLong,
+                "'protectionSpace.serverTrust.certificates' holds \(encoded.count) certificates, at most \(Certificate.maximumChainLength)"
+            )
+        }
+        var certificates: [Certificate] = []
+        var ders: [[UInt8]] = []
+        for (index, text) in encoded.enumerated() {
+            let field = "protectionSpace.serverTrust.certificates[\(index)]"
+            // Base64 of the largest certificate accepted, and a little room for padding.
+            guard text.utf8.count <= (Certificate.maximumByteCount + 2) / 3 * 4 else {
+                throw CountersignError(.certificateTooLarge, "'\(field)' is larger than \(Certificate.maximumByteCount) bytes")
+            }
+            guard let der = Data(base64Encoded: text), !der.isEmpty else {
+                throw CountersignError(.malformedCertificate, "'\(field)' is not base64")
+            }
+            do {
+                certificates.append(try Certificate(derBytes: [UInt8](der)))
+            } catch {
+                throw CountersignError(error.code == .certificateTooLarge ? .certificateTooLarge : .malformedCertificate, "'\(field)': \(error.message)")
+            }
+            ders.append([UInt8](der))
+        }
+        return (certificates, ders)
+    }
+
+    private static func acceptableIssuers(_ encoded: [String]) throws -> [[UInt8]] {
+        guard encoded.count <= AcceptableIssuers.maximumNameCount else {
+            throw CountersignError(
+                .invalidDistinguishedName,
+                "'protectionSpace.distinguishedNames' holds more than \(AcceptableIssuers.maximumNameCount) names"
+            )
+        }
+        return try encoded.enumerated().map { index, text in
+            let field = "protectionSpace.distinguishedNames[\(index)]"
+            guard text.utf8.count <= 16 * 1024, let der = Data(base64Encoded: text), AcceptableIssuers.isName([UInt8](der)) else {
+                throw CountersignError(.invalidDistinguishedName, "'\(field)' is not base64 of a DER distinguished name")
+            }
+            return [UInt8](der)
+        }
+    }
 }
+
