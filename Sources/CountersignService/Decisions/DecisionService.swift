@@ -122,7 +122,14 @@ public struct DecisionService: Sendable {
         var session: DecisionStateStore.SessionState?
         if let sessionID {
             cache.forgetSession(sessionID)
-            session = try await cache.session(sessionID, tenantID: tenantID)
+            var state = try await cache.session(sessionID, tenantID: tenantID)
+            if !state.session.isActive(at: Date()) {
+                // An ended session remembers nothing and holds no credentials, even before the
+                // sweep has dropped what it had.
+                state.memory = [:]
+                state.credentials = []
+            }
+            session = state
         }
         let inputs = DecisionInputs(
             challenge: challenge,

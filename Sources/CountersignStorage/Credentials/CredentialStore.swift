@@ -194,7 +194,7 @@ public struct CredentialStore: Sendable {
                 let rows = try connection.query(
                     """
                     SELECT \(Credential.columns), c.created_at::text AS cursor_at FROM credentials c
-                    WHERE c.tenant_id = $1 AND c.kind = 'password' AND ($2::text IS NULL OR c.host = lower($2)) AND ($3::text IS NULL OR c.account = $3)
+                    WHERE c.tenant_id = $1 AND c.kind = 'password' AND \(Self.ownerLive) AND ($2::text IS NULL OR c.host = lower($2)) AND ($3::text IS NULL OR c.account = $3)
                       AND ($4::timestamptz IS NULL OR (c.created_at, c.id) < ($4::timestamptz, $5::uuid))
                     ORDER BY c.created_at DESC, c.id DESC
                     LIMIT $6
@@ -209,11 +209,18 @@ public struct CredentialStore: Sendable {
     public func get(tenantID: UUID, id: UUID) async throws -> Credential? {
         try await pool.withConnection { connection in
             try connection.query(
-                "SELECT \(Credential.columns) FROM credentials c WHERE c.tenant_id = $1 AND c.id = $2 AND c.kind = 'password'",
+                "SELECT \(Credential.columns) FROM credentials c WHERE c.tenant_id = $1 AND c.id = $2 AND c.kind = 'password' AND \(Self.ownerLive)",
                 [.uuid(tenantID), .uuid(id)]
             ).rows.first.map(Credential.init(row:))
         }
     }
+
+    /// A session's credential is gone when its session ends, even before the sweep that deletes
+    /// it (`SessionStore`) has run: an expired session's are not shown.
+    static let ownerLive = """
+        (c.owner_session_id IS NULL OR EXISTS (SELECT 1 FROM sessions s
+            WHERE s.id = c.owner_session_id AND s.invalidated_at IS NULL AND s.expires_at > now()))
+        """
 
     /// Deletes a credential with its counters; refused while a policy rule names it.
     /// Returns false when the tenant has no such credential.
@@ -339,7 +346,7 @@ public struct CredentialStore: Sendable {
 
     static func lock(tenantID: UUID, id: UUID, on connection: PostgresConnection) throws -> Credential? {
         try connection.query(
-            "SELECT \(Credential.columns) FROM credentials c WHERE c.tenant_id = $1 AND c.id = $2 AND c.kind = 'password' FOR UPDATE",
+            "SELECT \(Credential.columns) FROM credentials c WHERE c.tenant_id = $1 AND c.id = $2 AND c.kind = 'password' AND \(Self.ownerLive) FOR UPDATE OF c",
             [.uuid(tenantID), .uuid(id)]
         ).rows.first.map(Credential.init(row:))
     }

@@ -115,6 +115,27 @@ struct ClientSubmittedCredentialTests {
         }
     }
 
+    @Test func anExpiredSessionsCredentialsAreGoneAtOnce() async throws {
+        try await TestService.run(configure: { $0.sessionSweepInterval = .seconds(3600) }) { api in
+            let tenant = try await api.tenant()
+            try await api.answerEverything(tenant, "performDefaultHandling")
+            let session = try #require(try await api.openSession(tenant, clientId: "alice-phone", ttlSeconds: 1).string("id"))
+            let created = try await api.submit(tenant, session: session, user: "alice", password: "typed", persistence: "forSession")
+            let id = try #require(created.string("credentialId"))
+            #expect(try await api.call(.get, "/v1/credentials/\(id)", key: tenant.adminKey).status == 200)
+            try await Task.sleep(for: .milliseconds(1200))
+
+            // The sweep has not run, yet nothing shows the credential or serves it.
+            #expect(try await api.call(.get, "/v1/credentials/\(id)", key: tenant.adminKey).status == 404)
+            let listed = try await api.call(.get, "/v1/credentials", key: tenant.adminKey)
+            #expect((listed.json["credentials"] as? [[String: Any]])?.isEmpty == true, "\(listed)")
+            let body = #"{"sessionId": "\#(session)", "challenge": {"taskId": "t", "protectionSpace": {"host": "intranet.example.com", "port": 443, "protocol": "https", "realm": "Intranet", "authenticationMethod": "\#(Method.basic)"}}}"#
+            let explained = try await api.call(.post, "/v1/policy/explain", key: tenant.adminKey, json: body)
+            #expect(explained.string("source") == "policy", "\(explained)")
+            #expect(explained.string("disposition") == "performDefaultHandling")
+        }
+    }
+
     @Test func badSubmissionsAreRefused() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()
