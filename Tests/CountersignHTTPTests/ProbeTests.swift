@@ -39,6 +39,19 @@ struct ProbeTests {
         }
     }
 
+    @Test func refusalsBeforeRoutingAndWrongMethodsAreCountedUnderTheirRoutes() async throws {
+        try await TestService.run(.live) { api in
+            let port = try #require(api.port)
+            for request in ["BREW /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", "PATCH /v1/keys HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"] {
+                _ = try await RawHTTP.exchange(request, port: port)
+            }
+            let text = String(decoding: try await api.call(.get, "/metrics").body, as: UTF8.self)
+            // A made-up method is one `OTHER` series, however many there are.
+            #expect(text.contains(#"countersign_http_requests_total{route="unmatched",method="OTHER",status="501"}"#), "\(text)")
+            #expect(text.contains(#"countersign_http_requests_total{route="/v1/keys",method="PATCH",status="405"}"#), "\(text)")
+        }
+    }
+
     @Test func readinessTurns503WhenTheDatabaseStopsAndRecovers() async throws {
         let cluster = try TestDatabase.privateCluster()
         let url = try cluster.start()

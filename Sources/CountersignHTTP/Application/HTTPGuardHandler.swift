@@ -47,6 +47,8 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private let logger: Logger
     private let maxBodyBytes: Int
+    /// Refusals are counted with the requests the router answers.
+    private let metrics: RequestMetrics
     /// Requests passed on whose response has not ended yet.
     private var unanswered = 0
     /// The last request passed on asked for the connection to close after its answer.
@@ -66,9 +68,10 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The last response is written and the output shut: nothing more is written.
     private var finished = false
 
-    init(logger: Logger, maxBodyBytes: Int) {
+    init(logger: Logger, maxBodyBytes: Int, metrics: RequestMetrics) {
         self.logger = logger
         self.maxBodyBytes = maxBodyBytes
+        self.metrics = metrics
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -212,6 +215,7 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
             status: refusal.error.code.kind.status,
             headerFields: [.connection: "close", RequestObservationMiddleware.requestIDField: requestID.description]
         )
+        metrics.record(route: "unmatched", method: RequestMetrics.label(refusal.method), status: head.status.code, nanoseconds: 0)
         logger.info(
             "request",
             metadata: [

@@ -19,7 +19,8 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
 
     // Every GET route answers HEAD too (RFC 9110 §9.3.2), as load balancers' probes expect.
     let router = Router(context: AppRequestContext.self, options: .autoGenerateHeadEndpoints)
-    router.add(middleware: RequestObservationMiddleware())
+    let requestMetrics = RequestMetrics()
+    router.add(middleware: RequestObservationMiddleware(metrics: requestMetrics))
     router.add(middleware: ErrorMiddleware())
 
     let readiness = Readiness(
@@ -100,7 +101,7 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
         // must not hold file descriptors for ever where no proxy stands in front.
         server: .http1(
             configuration: .init(
-                additionalChannelHandlers: [HTTPGuardHandler(logger: logger, maxBodyBytes: configuration.maxBodyBytes)],
+                additionalChannelHandlers: [HTTPGuardHandler(logger: logger, maxBodyBytes: configuration.maxBodyBytes, metrics: requestMetrics)],
                 idleTimeout: .seconds(60)
             )
         ),

@@ -11,6 +11,7 @@ import Hummingbird
 /// middleware added before it, so this one sees exactly the requests no route took.
 struct MethodNotAllowedMiddleware<Context: RequestContext>: RouterMiddleware {
     private struct Route {
+        var template: String
         var components: [RouterPath.Element]
         var methods: Set<HTTPRequest.Method>
 
@@ -35,7 +36,8 @@ struct MethodNotAllowedMiddleware<Context: RequestContext>: RouterMiddleware {
             var methods: Set = [route.method]
             // The router adds HEAD to each GET route when it builds its responder, after this list was taken.
             if route.method == .get { methods.insert(.head) }
-            byPath[route.path.description, default: Route(components: route.path.components, methods: [])].methods.formUnion(methods)
+            let template = route.path.description
+            byPath[template, default: Route(template: template, components: route.path.components, methods: [])].methods.formUnion(methods)
         }
         self.routes = Array(byPath.values)
     }
@@ -44,7 +46,9 @@ struct MethodNotAllowedMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch let error as HTTPError where error.status == .notFound {
-            guard let allowed = allowedMethods(for: request.uri.path) else { throw error }
+            guard let (allowed, template) = route(for: request.uri.path) else { throw error }
+            // The route's template, not the router's "NotFound", labels its metrics and access log.
+            context.coreContext.endpointPath.value = template
             var response = JSONResponse.error(
                 CountersignError(.methodNotAllowed, "\(request.method.rawValue) is not allowed here; this route takes \(allowed)")
             )
@@ -53,18 +57,19 @@ struct MethodNotAllowedMiddleware<Context: RequestContext>: RouterMiddleware {
         }
     }
 
-    /// The methods of the route the path names, as an `Allow` value; `nil` when no route names it.
-    func allowedMethods(for path: String) -> String? {
+    /// The methods of the route the path names, as an `Allow` value, and the route's template;
+    /// `nil` when no route names it.
+    func route(for path: String) -> (allowed: String, template: String)? {
         let segments = path.split(separator: "/", omittingEmptySubsequences: true)
-        var best: (literal: Int, methods: Set<HTTPRequest.Method>)?
+        var best: (literal: Int, methods: Set<HTTPRequest.Method>, template: String)?
         for route in routes {
             guard let literal = route.literalMatches(segments) else { continue }
             if literal > best?.literal ?? -1 {
-                best = (literal, route.methods)
+                best = (literal, route.methods, route.template)
             } else if literal == best?.literal {
                 best?.methods.formUnion(route.methods)
             }
         }
-        return best.map { $0.methods.map(\.rawValue).sorted().joined(separator: ", ") }
+        return best.map { ($0.methods.map(\.rawValue).sorted().joined(separator: ", "), $0.template) }
     }
 }

@@ -19,7 +19,7 @@ struct RequestObservationMiddleware: RouterMiddleware {
     /// Failures are logged at this level, other requests at info.
     static let lowestLevel = Logger.Level.warning
 
-    let metrics = RequestMetrics()
+    let metrics: RequestMetrics
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = DispatchTime.now().uptimeNanoseconds
@@ -54,6 +54,15 @@ final class RequestMetrics: Sendable {
     }
 
     private let instruments = Mutex<[Key: (requests: Counter, duration: Metrics.Timer)]>([:])
+
+    /// The method label of a request refused before it was routed: one HTTP defines, else
+    /// `OTHER`, so that made-up methods cannot multiply the series.
+    static func label(_ method: HTTPRequest.Method?) -> HTTPRequest.Method {
+        guard let method, standardMethods.contains(method) else { return HTTPRequest.Method("OTHER")! }
+        return method
+    }
+
+    private static let standardMethods: Set<HTTPRequest.Method> = [.get, .head, .post, .put, .delete, .connect, .options, .trace, .patch]
 
     func record(route: String, method: HTTPRequest.Method, status: Int, nanoseconds: UInt64) {
         let key = Key(route: route, method: method, status: status)
