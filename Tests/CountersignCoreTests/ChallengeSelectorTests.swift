@@ -67,6 +67,7 @@ struct ChallengeSelectorTests {
             #"Digest realm="r", nonce="a", nonce="b""#,
             #"Basic realm="a", realm="b""#,
             "Basic abc==",
+            #"Basic realm="a", charset="ISO-8859-1""#,
             "NTLM TlRMTVNTUAACAAAA",
         ])
         var askedFor: [AuthenticationScheme] = []
@@ -77,7 +78,8 @@ struct ChallengeSelectorTests {
         #expect(
             statuses(selection) == [
                 .unsupportedAlgorithm, .unsupportedAlgorithm, .malformed(.missingChallengeParameter),
-                .malformed(.duplicateParameter), .malformed(.duplicateParameter), .malformed(.invalidChallengeParameter), .chosen,
+                .malformed(.duplicateParameter), .malformed(.duplicateParameter), .malformed(.invalidChallengeParameter),
+                .malformed(.invalidChallengeParameter), .chosen,
             ]
         )
         // Only challenges that pass every other check reach the credential lookup.

@@ -94,6 +94,11 @@ public struct AuthenticationChallengeSelector: Sendable {
                     )
                     continue
                 }
+                // RFC 7617 §2.1: UTF-8 is the only charset; the header is built in UTF-8, as Digest's.
+                if scheme == .basic, let charset = challenge.parameter("charset"), !AuthenticationSyntax.equalsIgnoringASCIICase(charset, "UTF-8") {
+                    assessments.append(assessment(.malformed(.invalidChallengeParameter), "Basic charset must be UTF-8"))
+                    continue
+                }
                 mechanism = schemeMechanism
             }
 
