@@ -386,12 +386,14 @@ struct RawResponseTests {
             let tenant = try await api.tenant()
             for (settings, code) in [
                 (#"{"preferredSchemes": ["Negotiate"]}"#, "invalid_enum_value"), (#"{"preferredSchemes": []}"#, "invalid_policy"),
-                (#"{"preferredSchemes": ["Basic", "basic"]}"#, "invalid_policy"),
+                (#"{"preferredSchemes": ["Basic", "Basic"]}"#, "invalid_policy"),
+                // Spelled as the contract's enum, exactly.
+                (#"{"preferredSchemes": ["basic"]}"#, "invalid_enum_value"), (#"{"preferredSchemes": ["digest md5"]}"#, "invalid_enum_value"),
             ] {
                 let reply = try await api.call(.put, "/v1/policy", key: tenant.adminKey, json: #"{"version": 0, "settings": \#(settings), "rules": []}"#)
                 #expect(reply.status == 400 && reply.errorCode == code, "\(settings): \(reply)")
             }
-            let saved = try await api.policy(tenant, rules: "[]", settings: #"{"preferredSchemes": ["basic", "Digest MD5"]}"#)
+            let saved = try await api.policy(tenant, rules: "[]", settings: #"{"preferredSchemes": ["Basic", "Digest MD5"]}"#)
             #expect((saved.json["settings"] as? [String: Any])?["preferredSchemes"] as? [String] == ["Basic", "Digest MD5"])
         }
     }

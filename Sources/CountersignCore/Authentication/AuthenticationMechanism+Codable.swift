@@ -1,15 +1,15 @@
 /// Mechanisms are written in policies by their description: `Digest SHA-512-256`, `Digest SHA-256`,
-/// `Digest MD5`, `NTLM`, `Basic` (case-insensitive when read).
+/// `Digest MD5`, `NTLM`, `Basic`, exactly as the contract's enum spells them.
 extension AuthenticationMechanism: Codable {
     /// The mechanisms Countersign answers from a raw response: it computes Basic and Digest
     /// headers and releases NTLM credentials. Negotiate and Bearer are never answered, so a
     /// preference list may not name them.
     public static let answerable: [Self] = [.digest(.sha512_256), .digest(.sha256), .digest(.md5), .ntlm, .basic]
 
-    /// The mechanism spelled `name` (as ``description`` writes it, case-insensitively), or `nil`.
+    /// The mechanism spelled `name` (as ``description`` writes it), or `nil`.
     public init?(name: String) {
         let all: [Self] = Self.answerable + [.negotiate, .bearer]
-        guard let found = all.first(where: { AuthenticationSyntax.equalsIgnoringASCIICase($0.description, name) }) else {
+        guard let found = all.first(where: { $0.description == name }) else {
             return nil
         }
         self = found
