@@ -378,6 +378,8 @@ struct RawResponseTests {
             #expect(basic.string("reasonCode") == "authorization", "\(basic)")
             #expect(basic.authorizationValue?.hasPrefix("Basic ") == true)
             #expect(basic.challengeStatuses == ["unsupportedScheme", "unsupportedScheme", "chosen"])
+            // NTLM, left out of the preference, is still named.
+            #expect((basic.json["challenges"] as? [[String: Any]])?.map { $0["mechanism"] as? String } == [nil, "NTLM", "Basic"])
         }
     }
 

@@ -61,7 +61,14 @@ public struct AuthenticationChallengeSelector: Sendable {
                     case .other: "scheme '\(challenge.schemeName.prefix(40))' is not supported"
                     default: "\(scheme.name) is not in the preference list"
                     }
-                assessments.append(assessment(.unsupportedScheme, reason))
+                // A scheme with one mechanism names it even when the preference leaves it out.
+                let known: AuthenticationMechanism? =
+                    switch scheme {
+                    case .basic: .basic
+                    case .ntlm: .ntlm
+                    default: nil
+                    }
+                assessments.append(assessment(.unsupportedScheme, reason, mechanism: known))
                 continue
             }
 
