@@ -39,14 +39,18 @@ struct DatabaseOptions: ParsableArguments {
 
     func validate() throws {
         guard (0...36_500).contains(retentionDays) else {
-            throw ValidationError("--retention-days must be between 0 (keep for ever) and 36500")
+            throw ValidationError("--retention-days (COUNTERSIGN_RETENTION_DAYS) must be between 0 (keep for ever) and 36500")
         }
         // The pool first: the writers' limit is stated in terms of it.
-        guard (1...64).contains(poolSize) else { throw ValidationError("--pool-size must be between 1 and 64") }
+        guard (1...64).contains(poolSize) else { throw ValidationError("--pool-size (COUNTERSIGN_DB_POOL_SIZE) must be between 1 and 64") }
         guard (1...32).contains(decisionWriters), decisionWriters < poolSize else {
-            throw ValidationError("--decision-writers must be between 1 and 32 and below --pool-size")
+            throw ValidationError("--decision-writers (COUNTERSIGN_DECISION_WRITERS) must be between 1 and 32 and below --pool-size (COUNTERSIGN_DB_POOL_SIZE)")
         }
-        guard statementTimeoutMs > 0, acquireTimeoutMs > 0 else { throw ValidationError("timeouts must be positive") }
+        guard statementTimeoutMs > 0, acquireTimeoutMs > 0 else {
+            throw ValidationError(
+                "--statement-timeout-ms and --acquire-timeout-ms (COUNTERSIGN_DB_STATEMENT_TIMEOUT_MS, COUNTERSIGN_DB_ACQUIRE_TIMEOUT_MS) must be positive"
+            )
+        }
     }
 
     /// The connection string to use: the flag, else COUNTERSIGN_DATABASE_URL, else `fallback`.
@@ -96,8 +100,8 @@ struct LoggingOptions: ParsableArguments {
     var logFormat: String = Environment.string("COUNTERSIGN_LOG_FORMAT") ?? "text"
 
     func validate() throws {
-        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
-        guard ["text", "json"].contains(logFormat) else { throw ValidationError("--log-format must be text or json") }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level (COUNTERSIGN_LOG_LEVEL) '\(logLevel)'") }
+        guard ["text", "json"].contains(logFormat) else { throw ValidationError("--log-format (COUNTERSIGN_LOG_FORMAT) must be text or json") }
     }
 
     /// Sets up swift-log for the process and returns the root logger.
@@ -137,11 +141,11 @@ struct HTTPOptions: ParsableArguments {
     var apiKeyCacheSeconds: Double = Environment.double("COUNTERSIGN_API_KEY_CACHE_SECONDS") ?? 2
 
     func validate() throws {
-        guard (1...65535).contains(port) else { throw ValidationError("--port must be between 1 and 65535") }
-        guard maxBodyBytes >= 1024 else { throw ValidationError("--max-body-bytes must be at least 1024") }
+        guard (1...65535).contains(port) else { throw ValidationError("--port (COUNTERSIGN_PORT) must be between 1 and 65535") }
+        guard maxBodyBytes >= 1024 else { throw ValidationError("--max-body-bytes (COUNTERSIGN_MAX_BODY_BYTES) must be at least 1024") }
         // A revocation made on another instance takes up to this long to reach this one.
         guard (0...3600).contains(apiKeyCacheSeconds) else {
-            throw ValidationError("--api-key-cache-seconds must be between 0 and 3600")
+            throw ValidationError("--api-key-cache-seconds (COUNTERSIGN_API_KEY_CACHE_SECONDS) must be between 0 and 3600")
         }
     }
 
