@@ -187,7 +187,7 @@ struct PreferredSchemesTests {
     }
 
     @Test func readsAndWritesMechanismNames() throws {
-        let decoded = try settings(#"{"preferredSchemes": ["digest sha-256", "Basic", "NTLM", "Digest SHA-512-256", "Digest MD5"]}"#)
+        let decoded = try settings(#"{"preferredSchemes": ["Digest SHA-256", "Basic", "NTLM", "Digest SHA-512-256", "Digest MD5"]}"#)
         #expect(decoded.schemePreference == [.digest(.sha256), .basic, .ntlm, .digest(.sha512_256), .digest(.md5)])
         let encoded = String(decoding: try JSONEncoder().encode(decoded), as: UTF8.self)
         #expect(encoded.contains(#"["Digest SHA-256","Basic","NTLM","Digest SHA-512-256","Digest MD5"]"#))
@@ -197,6 +197,8 @@ struct PreferredSchemesTests {
     @Test func refusesWhatCannotBeAnswered() throws {
         #expect(throws: CountersignError(.invalidEnumValue, "")) { try settings(#"{"preferredSchemes": ["Negotiate"]}"#) }
         #expect(throws: CountersignError(.invalidEnumValue, "")) { try settings(#"{"preferredSchemes": ["Digest SHA-1"]}"#) }
+        // Spelled exactly as the contract's enum.
+        #expect(throws: CountersignError(.invalidEnumValue, "")) { try settings(#"{"preferredSchemes": ["digest sha-256"]}"#) }
         let policy = { (schemes: [AuthenticationMechanism]) in Policy(settings: PolicySettings(preferredSchemes: schemes)) }
         #expect(throws: CountersignError(.invalidPolicy, "")) { try policy([]).validate { _ in true } }
         #expect(throws: CountersignError(.invalidPolicy, "")) { try policy([.basic, .basic]).validate { _ in true } }
