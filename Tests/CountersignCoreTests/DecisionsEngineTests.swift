@@ -211,6 +211,9 @@ struct DecisionsEngineTests {
         let plan = fixture.decide()
         #expect(plan.source == .policy)
         #expect(plan.disposition == .rejectProtectionSpace)
+        // Decided past the memory: the recorder must not take the memory for one written meanwhile.
+        #expect(plan.passedOverMemory)
+        #expect(!fixture.decide(F.space(realm: "Other")).passedOverMemory)
     }
 
     @Test func aRememberedCredentialThatIsBlockedAnswersItsBlockedDisposition() {

@@ -304,6 +304,14 @@ import Testing
             let forB = try await api.certificateChallenge(tenant, session: session, names: [pki.clientCAB.subjectDER], taskId: "two")
             #expect(forB.credential?["identityId"] as? String == b, "\(forB)")
             #expect(forB.string("source") == "policy")
+            // After an answer to a server naming no CAs, one naming CAs no identity has is answered
+            // too, not raced against what the session remembers.
+            let other = try await api.session(tenant)
+            let unnamed = try await api.certificateChallenge(tenant, session: other, names: nil, taskId: "four")
+            #expect(unnamed.string("disposition") == "useCredential", "\(unnamed)")
+            let nobody = try await api.certificateChallenge(tenant, session: other, names: [pki.otherRootCA.subjectDER], taskId: "five")
+            #expect(nobody.status == 200, "\(nobody)")
+            #expect(nobody.string("disposition") == "cancelAuthenticationChallenge")
             // Each is remembered for the CAs it answered.
             for (names, identity) in [(pki.clientCAA.subjectDER, a), (pki.clientCAB.subjectDER, b)] {
                 let again = try await api.certificateChallenge(tenant, session: session, names: [names], taskId: "three")

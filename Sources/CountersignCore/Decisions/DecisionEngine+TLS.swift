@@ -72,7 +72,8 @@ extension DecisionEngine {
                 scope: scope,
                 rule: reference,
                 source: .policy,
-                reason: "rule '\(rule.id)': \(why)"
+                reason: "rule '\(rule.id)': \(why)",
+                memoryKey: memoryKey
             )
         }
         return DecisionPlan(
@@ -112,6 +113,12 @@ extension DecisionEngine {
     /// Finishes a plan pending `.identitySelection` with the candidates that fit the server's
     /// acceptable CAs, in the candidates' order. Any other plan is returned as it is.
     public static func resolve(_ plan: DecisionPlan, identities fitting: [Credential], inputs: DecisionInputs) -> DecisionPlan {
+        var resolved = selectIdentity(plan, identities: fitting, inputs: inputs)
+        resolved.passedOverMemory = plan.passedOverMemory
+        return resolved
+    }
+
+    private static func selectIdentity(_ plan: DecisionPlan, identities fitting: [Credential], inputs: DecisionInputs) -> DecisionPlan {
         guard case .identitySelection(_, _, let action) = plan.pending else { return plan }
         let ruleID = plan.rule?.id ?? ""
         guard !fitting.isEmpty else {
@@ -120,7 +127,8 @@ extension DecisionEngine {
                 scope: plan.scope,
                 rule: plan.rule,
                 source: plan.source,
-                reason: "rule '\(ruleID)': no valid client identity has an issuer the server accepts"
+                reason: "rule '\(ruleID)': no valid client identity has an issuer the server accepts",
+                memoryKey: plan.memoryKey
             )
         }
         guard let identity = fitting.first(where: { !inputs.isBlocked($0.id) }) else {
@@ -132,7 +140,8 @@ extension DecisionEngine {
                 reason: "rule '\(ruleID)': the client identity is blocked after \(action.failureLimit) rejections",
                 blockedUntil: fitting.compactMap { inputs.blockedUntil[$0.id] }.min(),
                 maxFailures: action.failureLimit,
-                blockSchedule: action.blockSchedule
+                blockSchedule: action.blockSchedule,
+                memoryKey: plan.memoryKey
             )
         }
         let persistence = action.releasePersistence

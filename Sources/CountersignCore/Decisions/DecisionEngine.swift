@@ -30,6 +30,16 @@ public import Foundation
 /// `resolve` turns the result into the answer.
 public enum DecisionEngine {
     public static func decide(_ inputs: DecisionInputs) -> DecisionPlan {
+        var plan = decideFromMemoryOrPolicy(inputs)
+        if plan.source != .session, inputs.sessionMemory[plan.memoryKey ?? inputs.challenge.protectionSpace.normalized.key] != nil {
+            // Decided past what the session remembers (an expired identity, say): the recorder
+            // must not take the remembered answer for one written meanwhile.
+            plan.passedOverMemory = true
+        }
+        return plan
+    }
+
+    private static func decideFromMemoryOrPolicy(_ inputs: DecisionInputs) -> DecisionPlan {
         let space = inputs.challenge.protectionSpace.normalized
         let method = space.method
         let scope: DecisionScope = method.isSessionWide ? .session : .task

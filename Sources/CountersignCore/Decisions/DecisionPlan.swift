@@ -28,6 +28,9 @@ public struct DecisionPlan: Hashable, Sendable {
     /// The session-memory key to remember the answer under, when it is not the protection
     /// space's key (server trust adds the chain's digest: another chain is evaluated again).
     public var memoryKey: String?
+    /// Decided by the policy although the session remembers an answer under `memoryKey`, which
+    /// did not hold (see `DecisionEngine.decide`).
+    public var passedOverMemory = false
 
     public init(
         disposition: Disposition,

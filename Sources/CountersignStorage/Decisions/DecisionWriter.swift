@@ -199,7 +199,7 @@ public final class DecisionWriter: Sendable {
             rows.add(timestamptz: plan.blockedUntil)
             rows.add(int8: record.tenantStateVersion)
             rows.add(int8: record.sessionStateVersion)
-            rows.add(bool: plan.source == .policy || plan.source == .noMatchingRule)
+            rows.add(bool: (plan.source == .policy || plan.source == .noMatchingRule) && !plan.passedOverMemory)
             rows.add(text: record.memoryKey)
             rows.add(jsonb: plan.memoryEntry(spaceKey: record.spaceKey).map(memoryJSON))
         }
