@@ -175,7 +175,8 @@ public struct DecisionService: Sendable {
     private func countRetry(_ challenge: Challenge, space: ProtectionSpace, session: Session) async throws -> UUID? {
         guard challenge.failureCount > 0, let user = challenge.proposedCredential?.user, !user.isEmpty else { return nil }
         let taskID = space.method.isSessionWide ? nil : challenge.taskId
-        guard let earlier = try await decisions.lastRelease(sessionID: session.id, taskID: taskID, spaceKey: space.key, user: user),
+        let named: DecisionStore.RetryUser = space.method.namesWindowsAccounts ? .windowsAccount(user) : .exact(user)
+        guard let earlier = try await decisions.lastRelease(sessionID: session.id, taskID: taskID, spaceKey: space.key, user: named),
             earlier.outcome == nil
         else { return nil }
         do {

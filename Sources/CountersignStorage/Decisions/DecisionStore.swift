@@ -174,19 +174,36 @@ public struct DecisionStore: Sendable {
         return OutcomeResult(decision: try Self.entry(from: updated.rows[0]), counted: counted, counter: counter, stateChanged: stateChanged)
     }
 
+    /// How a retry names the user it was given.
+    public enum RetryUser: Sendable {
+        /// Exactly as released.
+        case exact(String)
+        /// A Windows account (NTLM, Negotiate), in any of its forms (``WindowsAccountName``): it
+        /// names the released user case-insensitively, as Windows compares accounts, and the
+        /// domain it gives, if any, must be the released credential's, when that has one.
+        case windowsAccount(String)
+    }
+
     /// The latest decision of a session's task for a protection space that released
     /// `user`: what a retry naming that user rejects.
     /// `taskID` nil: of any task of the session.
-    public func lastRelease(sessionID: UUID, taskID: String?, spaceKey: String, user: String) async throws -> DecisionEntry? {
-        try await pool.withConnection { connection in
+    public func lastRelease(sessionID: UUID, taskID: String?, spaceKey: String, user: RetryUser) async throws -> DecisionEntry? {
+        let (exact, account): (String, WindowsAccountName?) =
+            switch user {
+            case .exact(let name): (name, nil)
+            case .windowsAccount(let name): (name, WindowsAccountName(name))
+            }
+        return try await pool.withConnection { connection in
             try connection.query(
                 """
-                SELECT \(Self.columns) FROM decisions d
+                SELECT \(Self.columns) FROM decisions d LEFT JOIN credentials c ON c.id = d.credential_id
                 WHERE d.session_id = $1 AND ($2::text IS NULL OR d.task_id = $2) AND d.space_key = $3
-                    AND d.disposition = 'useCredential' AND d.released_user = $4
+                    AND d.disposition = 'useCredential'
+                    AND (d.released_user = $4 OR ($5::text IS NOT NULL AND lower(d.released_user) = lower($5)
+                        AND ($6::text IS NULL OR coalesce(c.domain, '') = '' OR lower(c.domain) = lower($6))))
                 ORDER BY d.created_at DESC LIMIT 1
                 """,
-                [.uuid(sessionID), PostgresValue(taskID), .text(spaceKey), .text(user)]
+                [.uuid(sessionID), PostgresValue(taskID), .text(spaceKey), .text(exact), PostgresValue(account?.user), PostgresValue(account?.domain)]
             ).rows.first.map(Self.entry(from:))
         }
     }

@@ -112,6 +112,59 @@ struct OutcomeTests {
         }
     }
 
+    @Test(arguments: [Method.ntlm, Method.negotiate])
+    func aHandshakeRetryNamesTheReleasedAccountInAnyWindowsForm(method: String) async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let credential = try await api.credential(tenant, account: "svc", extra: ["domain": "CORP"])
+            try await api.releasePolicy(tenant, then: #""maxFailures": 50"#)
+            let space = Space.basic.with { $0.authenticationMethod = method; $0.realm = nil }
+            func retryCounts(_ user: String) async throws -> Bool {
+                let session = try await api.session(tenant)
+                let answer = try #require(try await api.decided(tenant, session: session, space: space).string("decisionId"))
+                let retry = try await api.decide(
+                    tenant, session: session,
+                    ChallengeBody(
+                        protectionSpace: space, proposedCredential: .init(user: user, hasPassword: true), previousFailureCount: 1,
+                        failureResponse: .init(status: 401)
+                    )
+                )
+                try #require(retry.status == 200, "\(retry)")
+                let counted = retry.string("countedRejection")
+                #expect(counted == nil || counted == answer)
+                return counted != nil
+            }
+            // The client's SDK hands URLSession `DOMAIN\user`; an app may use the UPN, or any case.
+            for user in ["CORP\\svc", "corp\\SVC", "svc@corp", "SVC@Corp", "Svc"] {
+                #expect(try await retryCounts(user), "\(user)")
+            }
+            for user in ["OTHER\\svc", "svc@other.example", "CORP\\someone", "someone@CORP", "CORP\\"] {
+                #expect(try await !retryCounts(user), "\(user)")
+            }
+            // A credential without a domain is named with any.
+            #expect(try await api.call(.patch, "/v1/credentials/\(credential)", key: tenant.adminKey, json: #"{"domain": null}"#).status == 200)
+            #expect(try await retryCounts("ANY\\svc"))
+            #expect(try await api.counters(tenant).first?["totalRejections"] as? Int == 6)
+        }
+    }
+
+    @Test func retriesOfOtherMethodsNameTheReleasedUserExactly() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            _ = try await api.credential(tenant, account: "svc", extra: ["domain": "CORP"])
+            try await api.releasePolicy(tenant, then: #""maxFailures": 5, "persistence": "none""#)
+            let session = try await api.session(tenant)
+            _ = try await api.decided(tenant, session: session)
+            for user in ["SVC", "CORP\\svc", "svc@CORP"] {
+                let retry = try await api.decide(
+                    tenant, session: session, ChallengeBody(proposedCredential: .init(user: user, hasPassword: true), previousFailureCount: 1)
+                )
+                #expect(retry["countedRejection"] is NSNull, "\(user)")
+            }
+            #expect(try await api.counters(tenant).isEmpty)
+        }
+    }
+
     @Test func concurrentRepeatsOfOneReportCountOnce() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()

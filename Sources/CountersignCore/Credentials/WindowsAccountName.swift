@@ -1,0 +1,31 @@
+/// A user name as NTLM and Negotiate clients spell it: `DOMAIN\user` (the down-level logon
+/// name), `user@domain` (the user principal name), or the user alone. A client hands URLSession
+/// its credential in whichever form it likes, so a retry may name the account Countersign
+/// released as `user` of domain `DOMAIN` in any of them.
+public struct WindowsAccountName: Sendable, Hashable {
+    /// The account, without its domain.
+    public var user: String
+    /// The domain the name gives, if it gives one.
+    public var domain: String?
+
+    public init(_ name: String) {
+        // The down-level form first: an account name may itself hold an `@` (an e-mail address).
+        if let slash = name.firstIndex(of: "\\") {
+            user = String(name[name.index(after: slash)...])
+            domain = String(name[..<slash])
+        } else if let at = name.lastIndex(of: "@") {
+            user = String(name[..<at])
+            domain = String(name[name.index(after: at)...])
+        } else {
+            user = name
+            domain = nil
+        }
+        if domain?.isEmpty == true { domain = nil }
+    }
+}
+
+extension AuthenticationMethod {
+    /// Methods that authenticate a Windows account, whose names compare as Windows compares
+    /// them: `DOMAIN\user`, `user@domain` and `user` alike, case-insensitively.
+    public var namesWindowsAccounts: Bool { self == .ntlm || self == .negotiate }
+}
