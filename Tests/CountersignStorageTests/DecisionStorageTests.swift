@@ -3,6 +3,7 @@ import CountersignCrypto
 import CountersignPostgres
 import CountersignStorage
 import Foundation
+import Synchronization
 import Testing
 
 @Suite("Decision storage")
@@ -50,6 +51,74 @@ struct DecisionStorageTests {
             #expect(blocked.count == 1)
             #expect(blocked.first?.details["failures"] == "30")
             #expect(try await fixture.state.tenantState(tenantID)?.blockedUntil[credential.id] != nil)
+        }
+    }
+
+    /// An admin's change of the secret and a late rejection of the old one, at the same time:
+    /// the rejection must not count against the new secret, whichever commits first.
+    @Test func aRejectionOverlappingASecretChangeDoesNotCountAgainstTheNewSecret() async throws {
+        try await StorageFixture.run { fixture in
+            let credential = try await fixture.credential()
+            let writer = DecisionWriter(pool: fixture.pool, logger: StorageFixture.logger)
+            let session = try await fixture.session()
+            let old = try await fixture.releaseRecord(credential, session: session, maxFailures: 5)
+            #expect(try await writer.record(old) == .recorded(failures: 0))
+
+            // The tenant row held elsewhere keeps the admin's change open: it has locked the
+            // credential and replaced its secret, and waits to bump the tenant's version.
+            let holding = Flag()
+            let release = DispatchSemaphore(value: 0)
+            let tenantID = fixture.tenantID
+            let holder = Task {
+                try await fixture.pool.withTransaction { connection in
+                    try connection.execute("SELECT 1 FROM tenants WHERE id = $1 FOR UPDATE", [.uuid(tenantID)])
+                    holding.set()
+                    release.wait()
+                }
+            }
+            defer { release.signal() }
+            try await Self.waitUntil { holding.isSet }
+            let credentials = fixture.credentials
+            let change = Task { try await credentials.update(tenantID: tenantID, id: credential.id, .init(password: "changed"), actor: "admin") }
+            try await Self.waitUntil { try await Self.lockWaiters(fixture.pool) >= 1 }
+
+            let reported = Flag()
+            let decisions = fixture.decisions
+            let report = Task {
+                defer { reported.set() }
+                return try await decisions.reportOutcome(tenantID: tenantID, decisionID: old.id, outcome: .rejected, upstreamStatus: 401, source: "report")
+            }
+            // Either the report waits for the change, or it is done.
+            try await Self.waitUntil {
+                if reported.isSet { return true }
+                return try await Self.lockWaiters(fixture.pool) >= 2
+            }
+            release.signal()
+            try await holder.value
+            #expect(try await change.value != nil)
+            let result = try #require(try await report.value)
+            #expect(!result.counted)
+            #expect(result.decision.outcome == .rejected)
+            let counters = try await CounterStore(pool: fixture.pool).list(tenantID: tenantID).entries
+            #expect(counters.allSatisfy { $0.failures == 0 }, "\(counters)")
+        }
+    }
+
+    /// Polls `condition` for up to four seconds.
+    static func waitUntil(_ condition: () async throws -> Bool) async throws {
+        for _ in 0..<400 {
+            if try await condition() { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record("gave up waiting")
+    }
+
+    /// How many backends of this database wait for a lock.
+    static func lockWaiters(_ pool: PostgresPool) async throws -> Int {
+        try await pool.withConnection { connection in
+            try connection.query(
+                "SELECT count(*)::int8 AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            ).rows[0].decode("n", as: Int.self)
         }
     }
 
@@ -177,6 +246,15 @@ struct DecisionStorageTests {
             #expect(try await sessions.get(tenantID: fixture.tenantID, id: live.id)?.invalidatedAt == nil)
         }
     }
+}
+
+/// A flag set by one task and read by another.
+final class Flag: Sendable {
+    private let state = Mutex(false)
+
+    var isSet: Bool { state.withLock { $0 } }
+
+    func set() { state.withLock { $0 = true } }
 }
 
 @Suite("Secrets vault")

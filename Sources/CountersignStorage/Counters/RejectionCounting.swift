@@ -4,7 +4,7 @@ import Foundation
 
 /// Counting one rejection, exactly: an atomic increment of the counter row, and the block
 /// when the count reaches the rule's limit. Runs inside the caller's transaction, after it has
-/// taken the session and decision locks (see `DecisionStore.reportOutcome`).
+/// taken the session, decision and credential locks (see `DecisionStore.reportOutcome`).
 enum RejectionCounting {
     static func count(
         tenantID: UUID,

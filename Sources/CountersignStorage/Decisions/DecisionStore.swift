@@ -82,7 +82,7 @@ public struct DecisionStore: Sendable {
     }
 
     /// `reportOutcome` in the caller's transaction, which must not have locked anything that
-    /// comes after sessions in the lock order (sessions, decisions, counters, tenants).
+    /// comes after sessions in the lock order (sessions, decisions, credentials, counters, tenants).
     static func recordOutcome(
         tenantID: UUID,
         decisionID: UUID,
@@ -97,13 +97,13 @@ public struct DecisionStore: Sendable {
             "SELECT session_id FROM decisions WHERE tenant_id = $1 AND id = $2",
             [.uuid(tenantID), .uuid(decisionID)]
         ).rows.first?.decode("session_id", as: UUID.self) else { return nil }
-        // Lock order of every transaction here: sessions, decisions, counters, tenants.
+        // Lock order of every transaction here: sessions, decisions, credentials, counters, tenants.
         try connection.execute("SELECT 1 FROM sessions WHERE id = $1 FOR NO KEY UPDATE", [.uuid(sessionID)])
         // Gone since the first read only if the retention sweep deleted it meanwhile.
         guard let row = try connection.query(
             """
             SELECT \(Self.columns), d.space_key, d.max_failures, d.block_seconds, d.block_increment_seconds, d.max_block_seconds,
-                d.tenant_version < c.secret_tenant_version AS released_replaced_secret
+                d.tenant_version, d.tenant_version < c.secret_tenant_version AS released_replaced_secret
             FROM decisions d LEFT JOIN credentials c ON c.id = d.credential_id
             WHERE d.id = $1 FOR UPDATE OF d
             """,
@@ -123,15 +123,11 @@ public struct DecisionStore: Sendable {
             }
             return OutcomeResult(decision: decision, counted: false, counter: nil, stateChanged: false)
         }
-        // A decision that released a secret replaced since says nothing about the current one:
-        // its outcome is recorded and touches no counter.
-        let credentialID = try row.decode("released_replaced_secret", as: Bool?.self) == true ? nil : decision.credentialId
-        let countsAgainstCredential = outcome == .rejected && decision.disposition == .useCredential && credentialID != nil
         var counter: CounterState?
         var stateChanged = false
         var counted = false
-        if countsAgainstCredential, let credentialID,
-            try connection.query("SELECT 1 FROM credentials WHERE id = $1", [.uuid(credentialID)]).count > 0
+        if outcome == .rejected, decision.disposition == .useCredential, let credentialID = decision.credentialId,
+            try Self.holdsReleasedSecret(credentialID, releasedAt: try row.decode("tenant_version"), on: connection)
         {
             let schedule = BlockSchedule(
                 seconds: try row.decode("block_seconds", as: Int?.self) ?? BlockSchedule.default.seconds,
@@ -158,7 +154,11 @@ public struct DecisionStore: Sendable {
                 try connection.execute("UPDATE sessions SET state_version = state_version + 1 WHERE id = $1", [.uuid(sessionID)])
                 stateChanged = true
             }
-        } else if outcome == .accepted, let credentialID {
+        } else if outcome == .accepted, let credentialID = decision.credentialId,
+            // Read without a lock: an acceptance can only reset a count, which a change of the
+            // secret resets anyway.
+            try row.decode("released_replaced_secret", as: Bool?.self) != true
+        {
             try connection.execute(
                 "UPDATE rejection_counters SET failures = 0, updated_at = now() WHERE tenant_id = $1 AND credential_id = $2 AND space_key = $3 AND failures > 0",
                 [.uuid(tenantID), .uuid(credentialID), .text(try row.decode("space_key"))]
@@ -172,6 +172,22 @@ public struct DecisionStore: Sendable {
             [.uuid(decisionID), .text(outcome.rawValue), PostgresValue(upstreamStatus), .text(source), .bool(counted)]
         )
         return OutcomeResult(decision: try Self.entry(from: updated.rows[0]), counted: counted, counter: counter, stateChanged: stateChanged)
+    }
+
+    /// Whether the credential a decision made from tenant state `version` released still exists
+    /// and holds the secret released then. A decision that released a secret replaced since says
+    /// nothing about the current one: its rejection is recorded and counts nothing.
+    ///
+    /// Read FOR SHARE before the counter is touched (lock order: sessions, decisions, credentials,
+    /// counters, tenants): an admin's change of the secret that is under way holds the row until
+    /// it commits, so this reads the version that change sets, and a rejection of the old secret
+    /// cannot count against the new one however the two overlap.
+    private static func holdsReleasedSecret(_ credentialID: UUID, releasedAt version: Int?, on connection: PostgresConnection) throws -> Bool {
+        guard let row = try connection.query(
+            "SELECT $2::int8 < secret_tenant_version AS replaced FROM credentials WHERE id = $1 FOR SHARE",
+            [.uuid(credentialID), PostgresValue(version)]
+        ).rows.first else { return false }
+        return try row.decode("replaced", as: Bool?.self) != true
     }
 
     /// How a retry names the user it was given.

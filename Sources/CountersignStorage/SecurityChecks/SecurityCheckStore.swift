@@ -7,7 +7,7 @@ public import Foundation
 ///
 /// Every change locks the client's row and applies a `SecurityCheckState` transition to it,
 /// so concurrent reports from several instances never lose a count. Lock order: sessions,
-/// decisions, counters, tenants, then security-check states (last, so that a report can record
+/// decisions, credentials, counters, tenants, then security-check states (last, so that a report can record
 /// the decision's outcome and the state change in one transaction).
 public struct SecurityCheckStore: Sendable {
     let pool: PostgresPool
