@@ -170,15 +170,19 @@ public struct DecisionService: Sendable {
     /// and names the user last released there is how URLSession says the credential was
     /// refused: count that rejection, once. Returns the rejected decision when this counted it.
     /// NTLM and Negotiate are answered once per session and handshaken on every new connection,
-    /// so their failure comes back on whichever task opened the connection: it rejects the
-    /// session's last release for the space, of any task.
+    /// so their failure comes back on whichever task opened the connection: it rejects a release
+    /// of the space to any task of the session that has no outcome yet, the task's own first.
     private func countRetry(_ challenge: Challenge, space: ProtectionSpace, session: Session) async throws -> UUID? {
         guard challenge.failureCount > 0, let user = challenge.proposedCredential?.user, !user.isEmpty else { return nil }
-        let taskID = space.method.isSessionWide ? nil : challenge.taskId
         let named: DecisionStore.RetryUser = space.method.namesWindowsAccounts ? .windowsAccount(user) : .exact(user)
-        guard let earlier = try await decisions.lastRelease(sessionID: session.id, taskID: taskID, spaceKey: space.key, user: named),
-            earlier.outcome == nil
-        else { return nil }
+        let earlier = try await decisions.lastRelease(
+            sessionID: session.id,
+            taskID: challenge.taskId,
+            ofAnyTask: space.method.isSessionWide,
+            spaceKey: space.key,
+            user: named
+        )
+        guard let earlier, earlier.outcome == nil else { return nil }
         do {
             guard let result = try await decisions.reportOutcome(
                 tenantID: session.tenantID,

@@ -200,10 +200,11 @@ public struct DecisionStore: Sendable {
         case windowsAccount(String)
     }
 
-    /// The latest decision of a session's task for a protection space that released
-    /// `user`: what a retry naming that user rejects.
-    /// `taskID` nil: of any task of the session.
-    public func lastRelease(sessionID: UUID, taskID: String?, spaceKey: String, user: RetryUser) async throws -> DecisionEntry? {
+    /// The release for a protection space a retry naming `user` rejects: the latest decision of
+    /// the session's task that released `user` there. With `ofAnyTask` (NTLM and Negotiate, whose
+    /// failed handshake comes back on whichever task opened the connection), of any task of the
+    /// session, among the releases still without an outcome, the task's own first.
+    public func lastRelease(sessionID: UUID, taskID: String, ofAnyTask: Bool, spaceKey: String, user: RetryUser) async throws -> DecisionEntry? {
         let (exact, account): (String, WindowsAccountName?) =
             switch user {
             case .exact(let name): (name, nil)
@@ -213,13 +214,16 @@ public struct DecisionStore: Sendable {
             try connection.query(
                 """
                 SELECT \(Self.columns) FROM decisions d LEFT JOIN credentials c ON c.id = d.credential_id
-                WHERE d.session_id = $1 AND ($2::text IS NULL OR d.task_id = $2) AND d.space_key = $3
-                    AND d.disposition = 'useCredential'
+                WHERE d.session_id = $1 AND ($7 OR d.task_id = $2) AND d.space_key = $3
+                    AND d.disposition = 'useCredential' AND (NOT $7 OR d.outcome IS NULL)
                     AND (d.released_user = $4 OR ($5::text IS NOT NULL AND lower(d.released_user) = lower($5)
                         AND ($6::text IS NULL OR coalesce(c.domain, '') = '' OR lower(c.domain) = lower($6))))
-                ORDER BY d.created_at DESC LIMIT 1
+                ORDER BY d.task_id = $2 DESC, d.created_at DESC LIMIT 1
                 """,
-                [.uuid(sessionID), PostgresValue(taskID), .text(spaceKey), .text(exact), PostgresValue(account?.user), PostgresValue(account?.domain)]
+                [
+                    .uuid(sessionID), .text(taskID), .text(spaceKey), .text(exact), PostgresValue(account?.user), PostgresValue(account?.domain),
+                    .bool(ofAnyTask),
+                ]
             ).rows.first.map(Self.entry(from:))
         }
     }

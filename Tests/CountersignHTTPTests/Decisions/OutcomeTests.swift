@@ -165,6 +165,41 @@ struct OutcomeTests {
         }
     }
 
+    @Test(arguments: [Method.ntlm, Method.negotiate])
+    func aHandshakeRetryRejectsAnAnswerStillWithoutOutcomeItsOwnTasksFirst(method: String) async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            _ = try await api.credential(tenant, account: "svc", extra: ["domain": "CORP"])
+            try await api.releasePolicy(tenant, then: #""maxFailures": 50"#)
+            let space = Space.basic.with { $0.authenticationMethod = method; $0.realm = nil }
+            func retry(_ session: String, task: String) async throws -> String? {
+                let reply = try await api.decide(
+                    tenant, session: session,
+                    ChallengeBody(
+                        taskId: task, protectionSpace: space, proposedCredential: .init(user: "svc", hasPassword: true), previousFailureCount: 1,
+                        failureResponse: .init(status: 401)
+                    )
+                )
+                try #require(reply.status == 200, "\(reply)")
+                return reply.string("countedRejection")
+            }
+
+            // The newest answer's task went through: the handshake that failed used an earlier one.
+            let session = try await api.session(tenant)
+            let first = try #require(try await api.decided(tenant, session: session, taskId: "task-1", space: space).string("decisionId"))
+            let second = try #require(try await api.decided(tenant, session: session, taskId: "task-2", space: space).string("decisionId"))
+            #expect(try await api.outcome(tenant, decision: second, "accepted", upstreamStatus: 200).status == 200)
+            #expect(try await retry(session, task: "task-3") == first)
+
+            // A retry on a task that was answered rejects that task's answer, not the newest.
+            let other = try await api.session(tenant)
+            let own = try #require(try await api.decided(tenant, session: other, taskId: "task-1", space: space).string("decisionId"))
+            let newest = try #require(try await api.decided(tenant, session: other, taskId: "task-2", space: space).string("decisionId"))
+            #expect(try await retry(other, task: "task-1") == own)
+            #expect(try await api.decisionRecord(tenant, newest)["outcome"] is NSNull)
+        }
+    }
+
     @Test func concurrentRepeatsOfOneReportCountOnce() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()
