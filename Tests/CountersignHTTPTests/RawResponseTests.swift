@@ -383,6 +383,38 @@ struct RawResponseTests {
         }
     }
 
+    @Test func onlyOneNTLMChallengeMessageContinuesEachRelease() async throws {
+        try await TestService.run { api in
+            let tenant = try await releasing(api, then: #""maxFailures": 20"#)
+            _ = try await api.credential(tenant, json: #""host": "files.example.com", "account": "svc", "password": "pw", "domain": "CORP""#)
+            let session = try await api.session(tenant)
+            var release = try await api.response(tenant, session: session, headers: [["WWW-Authenticate", "NTLM"]])
+            #expect(release.string("reasonCode") == "ntlm_handshake", "\(release)")
+
+            // What the server sends, and whether it rejects the release before it.
+            let challengeMessage = "TlRMTVNTUAACAAAADAAMADAAAAA1goniASNFZ4mrze8AAAAAAAAAAA=="
+            let steps: [(token: String, rejects: Bool)] = [
+                ("Zm9vYmFy", true),  // base64, but no NTLM message
+                ("Zm9v-YmFy", true),  // token68, but not base64
+                ("TlRMTVNTUAABAAAAB4IIogAAAAAAAAAAAAAAAAAAAAAGAbEdAAAADw==", true),  // NEGOTIATE (type 1)
+                ("TlRMTVNTUAADAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==", true),  // AUTHENTICATE (type 3)
+                ("TlRMTVNTUAACAAA=", true),  // a CHALLENGE cut short of its type
+                (challengeMessage, false),
+                // The server's CHALLENGE again: the handshake the first one continued failed.
+                (challengeMessage, true),
+                // Unpadded, as some servers send it, continuing the release the rejection made.
+                ("TlRMTVNTUAACAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", false),
+            ]
+            for (token, rejects) in steps {
+                let reply = try await api.response(tenant, session: session, headers: [["WWW-Authenticate", "NTLM \(token)"]])
+                #expect(reply.string("disposition") == "useCredential", "\(token): \(reply)")
+                #expect(reply.string("countedRejection") == (rejects ? release.string("decisionId") : nil), "\(token): \(reply)")
+                release = reply
+            }
+            #expect(try await api.counters(tenant).first?["totalRejections"] as? Int == 6)
+        }
+    }
+
     @Test func preferredSchemesAreCheckedWhenThePolicyIsSaved() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()

@@ -12,7 +12,8 @@ import Foundation
 /// and rejection counting as forwarded challenges). What this adds:
 /// - a second 401/407 for the task that the latest header was issued to counts as that
 ///   decision's rejection (outcome source `response`), unless a Digest challenge of its realm says
-///   `stale=true` (the nonce expired, the credential was fine);
+///   `stale=true` (the nonce expired, the credential was fine) or, once per attempt, an `NTLM`
+///   challenge carries the server's CHALLENGE message (the handshake goes on);
 /// - a 403 after a released credential records that decision's outcome as `refused` (not a
 ///   rejection) and answers `cancelAuthenticationChallenge` with `server_refused`;
 /// - Digest nonce counts come from ``DigestNonceCountStore`` and cnonces from ``SecureRandom``.
@@ -64,9 +65,7 @@ public struct RawResponseService: Sendable {
         if let earlier {
             failureCount = earlier.previousFailureCount + 1
             if earlier.outcome == nil {
-                if Self.isStale(earlier, in: context) || Self.continuesHandshake(earlier, in: context) {
-                    // A new nonce for a good credential, or the server's next handshake message:
-                    // the same attempt, not a further failure.
+                if try await continuesAttempt(earlier, in: context) {
                     failureCount = earlier.previousFailureCount
                 } else if let result = try await decisions.recordOutcome(
                     .rejected,
@@ -203,13 +202,34 @@ public struct RawResponseService: Sendable {
         }
     }
 
+    /// Whether the response goes on with the attempt the earlier release began, not a further
+    /// failure: a new nonce for a good credential, or the server's next handshake message, once
+    /// per attempt (a server that keeps sending CHALLENGE messages is refusing the handshake).
+    private func continuesAttempt(_ earlier: DecisionEntry, in context: RawResponseContext) async throws -> Bool {
+        if Self.isStale(earlier, in: context) { return true }
+        guard Self.continuesHandshake(earlier, in: context) else { return false }
+        return try await !store.handshakeContinued(earlier)
+    }
+
     /// Whether the response is the next message of the NTLM handshake the earlier release began:
-    /// an `NTLM` challenge carrying a token (the server's CHALLENGE message, MS-NLMP §3.1.5.1).
-    /// A failed handshake ends with a bare `NTLM` challenge again.
+    /// an `NTLM` challenge carrying the server's CHALLENGE message (MS-NLMP §3.1.5.1). A failed
+    /// handshake ends with a bare `NTLM` challenge again; any other token ends it too.
     static func continuesHandshake(_ earlier: DecisionEntry, in context: RawResponseContext) -> Bool {
         guard earlier.protectionSpace.authenticationMethod == AuthenticationMethod.ntlm.rawValue else { return false }
-        return context.challenges.contains { $0.scheme == .ntlm && !($0.token68 ?? "").isEmpty }
+        return context.challenges.contains { $0.scheme == .ntlm && isChallengeMessage($0.token68) }
     }
+
+    /// Whether `token` is base64 of an NTLM CHALLENGE message (MS-NLMP §2.2.1.2): the signature
+    /// `NTLMSSP\0`, then the message type 2 as 32 bits little-endian.
+    static func isChallengeMessage(_ token: String?) -> Bool {
+        guard let token, !token.isEmpty else { return false }
+        // Some servers leave the padding out.
+        let padded = token + String(repeating: "=", count: (4 - token.utf8.count % 4) % 4)
+        guard let message = Data(base64Encoded: padded) else { return false }
+        return message.starts(with: challengeMessagePrefix)
+    }
+
+    private static let challengeMessagePrefix: [UInt8] = Array("NTLMSSP".utf8) + [0, 2, 0, 0, 0]
 
     /// Checks, before anything is recorded, that the chosen challenge can be answered with the
     /// released credential, so that a decision is never recorded for an answer that then fails.

@@ -19,6 +19,30 @@ extension DecisionStore {
         }
     }
 
+    /// Whether the attempt `release` belongs to has had its NTLM handshake continued already:
+    /// another NTLM release to its task, for the same server, at the same failure count. A
+    /// continued handshake keeps the attempt's failure count; a rejection starts the next attempt
+    /// with a higher one.
+    public func handshakeContinued(_ release: DecisionEntry) async throws -> Bool {
+        try await pool.withConnection { connection in
+            try connection.query(
+                """
+                SELECT EXISTS (
+                    SELECT 1 FROM decisions d
+                    WHERE d.session_id = $1 AND d.task_id = $2 AND d.id <> $3 AND d.is_proxy = $4 AND d.host = $5 AND d.port = $6
+                      AND d.authentication_method = $7 AND d.previous_failure_count = $8
+                      AND d.disposition = 'useCredential' AND d.credential_id IS NOT NULL
+                ) AS continued
+                """,
+                [
+                    .uuid(release.sessionId), .text(release.taskId), .uuid(release.id), .bool(release.protectionSpace.isProxy),
+                    .text(release.protectionSpace.host), .int(Int64(release.protectionSpace.port)),
+                    .text(release.protectionSpace.authenticationMethod), .int(Int64(release.previousFailureCount)),
+                ]
+            ).rows[0].decode("continued")
+        }
+    }
+
     /// A decision of one session, or `nil` when it does not exist or belongs to another session.
     public func get(sessionID: UUID, id: UUID) async throws -> DecisionEntry? {
         try await pool.withConnection { connection in
