@@ -14,6 +14,17 @@ struct ProbeTests {
         }
     }
 
+    @Test func probesIgnoreQueries() async throws {
+        try await TestService.run { api in
+            for path in ["/healthz?_=1717171717", "/readyz?check=db&check=again", "/metrics?format=", "/healthz?%00", "/readyz?a"] {
+                let get = try await api.call(.get, path)
+                #expect(get.status == 200, "\(path): \(get)")
+                let head = try await api.call(.head, path, checkContract: false)
+                #expect(head.status == 200, "HEAD \(path): \(head)")
+            }
+        }
+    }
+
     @Test func everyGetRouteAnswersHeadWithoutABody() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()

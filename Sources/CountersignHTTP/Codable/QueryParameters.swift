@@ -10,7 +10,8 @@ struct QueryParameters {
     static let paging = ["limit", "cursor"]
 
     /// Refuses a query with a parameter the route does not take (a misspelt filter would
-    /// otherwise list everything, unfiltered), one given twice, or U+0000 (`%00`) anywhere,
+    /// otherwise list everything, unfiltered), one given twice, one without a value (a blank
+    /// filter read as left out would list everything as well), or U+0000 (`%00`) anywhere,
     /// which PostgreSQL's text cannot hold and no parameter has a use for.
     init(_ parameters: Parameters, accepting names: [String]) throws {
         var seen: Set<Substring> = []
@@ -25,12 +26,15 @@ struct QueryParameters {
             guard seen.insert(name).inserted else {
                 throw CountersignError(.invalidQuery, "'\(name)' is given more than once")
             }
+            guard !value.isEmpty else {
+                throw CountersignError(.invalidQuery, "'\(name)' has no value; leave it out to not filter by it")
+            }
         }
         self.parameters = parameters
     }
 
     func string(_ name: String) -> String? {
-        parameters.get(name).flatMap { $0.isEmpty ? nil : String($0) }
+        parameters.get(name).map { String($0) }
     }
 
     /// A parameter checked as the body member it filters by is checked, failing as a query.

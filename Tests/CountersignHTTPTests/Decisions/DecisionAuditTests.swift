@@ -75,7 +75,11 @@ struct DecisionAuditTests {
     @Test func badQueriesAreRefused() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()
-            for query in ["limit=0", "limit=1001", "limit=x", "cursor=bm9wZQ", "cursor=%%%", "sessionId=12", "disposition=maybe", "since=yesterday"] {
+            // A filter sent empty (a form's blank field) is refused too, not read as left out.
+            for query in [
+                "limit=0", "limit=1001", "limit=x", "cursor=bm9wZQ", "cursor=%%%", "sessionId=12", "disposition=maybe", "since=yesterday",
+                "sessionId=", "clientId=", "credentialId=", "disposition=", "since=", "until=", "limit=", "cursor=", "clientId", "clientId=alice&sessionId=",
+            ] {
                 let reply = try await api.call(.get, "/v1/decisions?\(query)", key: tenant.adminKey)
                 #expect(reply.status == 400, "\(query)")
                 #expect(reply.errorCode == "invalid_query", "\(query): \(reply)")

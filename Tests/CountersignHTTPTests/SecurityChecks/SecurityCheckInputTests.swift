@@ -87,8 +87,10 @@ struct SecurityCheckInputTests {
             #expect(big.errorCode == "security_check_payload_too_large")
             let badName = try await api.reportSecurityCheck(tenant, session: session, check: Self.longName, "failure")
             #expect(badName.errorCode == "invalid_security_check_name")
-            let badQuery = try await api.reportSecurityCheck(tenant, session: session, check: "PinCodeAttempts", "failure", decisionId: "nope")
-            #expect(badQuery.errorCode == "invalid_query")
+            for decisionId in ["nope", ""] {
+                let badQuery = try await api.reportSecurityCheck(tenant, session: session, check: "PinCodeAttempts", "failure", decisionId: decisionId)
+                #expect(badQuery.errorCode == "invalid_query", "'\(decisionId)': \(badQuery)")
+            }
             let noSession = try await api.reportSecurityCheck(tenant, session: UUID().uuidString, check: "PinCodeAttempts", "failure")
             #expect(noSession.status == 404)
             #expect(noSession.errorCode == "not_found")
@@ -100,14 +102,10 @@ struct SecurityCheckInputTests {
             let foreignList = try await api.securityChecks(other, session: session, #"{"PinCodeAttempts": null}"#)
             #expect(foreignList.errorCode == "not_found")
 
-            // The admin listing checks its filters.
-            for query in ["securityCheck=Pin%20Code", "limit=0", "clientId="] {
+            // The admin listing checks its filters; an empty one is refused, not read as no filter.
+            for query in ["securityCheck=Pin%20Code", "limit=0", "clientId=", "securityCheck="] {
                 let reply = try await api.call(.get, "/v1/security-checks/states?\(query)", key: tenant.adminKey)
-                if query == "clientId=" {
-                    #expect(reply.status == 200, "an empty filter is no filter")
-                } else {
-                    #expect(reply.status == 400, "\(query): \(reply)")
-                }
+                #expect(reply.status == 400 && reply.errorCode == "invalid_query", "\(query): \(reply)")
             }
             let asClient = try await api.call(.get, "/v1/security-checks/states", key: tenant.clientKey)
             #expect(asClient.errorCode == "insufficient_role")
