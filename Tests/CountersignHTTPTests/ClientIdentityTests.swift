@@ -321,6 +321,25 @@ import Testing
         }
     }
 
+    @Test func aRememberedIdentityAnswersTheSameCAsInAnyOrder() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let a = try await api.identity(tenant, pki.clientA)
+            try await api.policy(tenant, rules: TLSRules.clientCertificate())
+            let session = try await api.session(tenant)
+            let names = [pki.clientCAA.subjectDER, pki.clientCAB.subjectDER, pki.otherRootCA.subjectDER]
+            let first = try await api.certificateChallenge(tenant, session: session, names: names, taskId: "one")
+            #expect(first.credential?["identityId"] as? String == a, "\(first)")
+            #expect(first.string("persistence") == "forSession")
+            // The server's list is a set: another connection may send it in another order, or twice over.
+            for (task, reordered) in [("two", names.reversed()), ("three", [names[1], names[2], names[0], names[1]])] {
+                let again = try await api.certificateChallenge(tenant, session: session, names: Array(reordered), taskId: task)
+                #expect(again.string("source") == "session", "\(task): \(again)")
+                #expect(again.credential?["identityId"] as? String == a)
+            }
+        }
+    }
+
     @Test func rejectedIdentitiesAreCountedAndBlocked() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()

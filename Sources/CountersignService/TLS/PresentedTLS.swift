@@ -13,11 +13,11 @@ public struct PresentedTLS: Sendable {
     public var chainDigest: String?
     /// The server's acceptable CA names (DER) of a client-certificate challenge; empty: any CA.
     public var acceptableIssuers: [[UInt8]]
-    /// SHA-256 over the acceptable CA names, as over a chain; nil when there are none: what the
-    /// session remembers an identity answer under.
-    public var acceptableIssuersDigest: String? {
-        acceptableIssuers.isEmpty ? nil : Self.digest(acceptableIssuers)
-    }
+    /// SHA-256 over the acceptable CA names, as over a chain, taken as a set (each name once, in
+    /// byte order); nil when there are none: what the session remembers an identity answer under.
+    /// A server's list is a set, and the order it sends it in may change from one connection to
+    /// the next: the same CAs must find the identity the session answered them with.
+    public var acceptableIssuersDigest: String?
 
     /// Each item's length as 4 bytes big-endian, then the item; SHA-256, lowercase hex.
     static func digest(_ items: [[UInt8]]) -> String {
@@ -48,7 +48,10 @@ public struct PresentedTLS: Sendable {
         }
         if let encoded = space.distinguishedNames, !encoded.isEmpty {
             let names = try acceptableIssuers(encoded)
-            if space.method == .clientCertificate { presented.acceptableIssuers = names }
+            if space.method == .clientCertificate {
+                presented.acceptableIssuers = names
+                presented.acceptableIssuersDigest = Self.digest(Set(names).sorted { $0.lexicographicallyPrecedes($1) })
+            }
         }
         return presented
     }
