@@ -63,6 +63,19 @@ struct ProbeTests {
         }
     }
 
+    @Test func refusalsBeforeRoutingAreTimedNotRecordedAsInstant() async throws {
+        try await TestService.run(.live) { api in
+            let port = try #require(api.port)
+            _ = try await RawHTTP.exchange("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: gzip\r\n\r\n", port: port)
+            let text = String(decoding: try await api.call(.get, "/metrics").body, as: UTF8.self)
+            let series = #"{route="unmatched",method="GET",status="400"}"#
+            let line = text.split(separator: "\n").first { $0.hasPrefix("countersign_http_request_duration_seconds_sum" + series) }
+            let seconds = try #require(line.flatMap { $0.split(separator: " ").last }.flatMap { Double($0) }, "\(text)")
+            // The time it took to refuse: short, never nothing.
+            #expect(seconds > 0, "\(text)")
+        }
+    }
+
     @Test func readinessTurns503WhenTheDatabaseStopsAndRecovers() async throws {
         let cluster = try TestDatabase.privateCluster()
         let url = try cluster.start()

@@ -1,4 +1,5 @@
 import CountersignCore
+import Dispatch
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -43,6 +44,9 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private struct Refusal {
         var error: CountersignError
         var method: HTTPRequest.Method?
+        /// When the service had the request (its head, or bytes that are no request), in
+        /// `DispatchTime` uptime nanoseconds, as the router's requests are timed from.
+        var arrived = DispatchTime.now().uptimeNanoseconds
     }
 
     private let logger: Logger
@@ -215,7 +219,6 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
             status: refusal.error.code.kind.status,
             headerFields: [.connection: "close", RequestObservationMiddleware.requestIDField: requestID.description]
         )
-        metrics.record(route: "unmatched", method: RequestMetrics.label(refusal.method), status: head.status.code, nanoseconds: 0)
         logger.info(
             "request",
             metadata: [
@@ -234,6 +237,17 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
             context.write(wrapOutboundOut(.body(body)), promise: nil)
         }
         context.write(wrapOutboundOut(.end(nil)), promise: nil)
+        // The real time from the request's arrival to its answer, the wait for the answers owed
+        // before it included, as for a routed request: an operator reads the histogram as how
+        // long clients waited, a refusal sampled as instant would drag its series' quantiles to
+        // zero, and one left unsampled would make the histogram's count disagree with
+        // countersign_http_requests_total.
+        metrics.record(
+            route: "unmatched",
+            method: RequestMetrics.label(refusal.method),
+            status: head.status.code,
+            nanoseconds: DispatchTime.now().uptimeNanoseconds - refusal.arrived
+        )
         finish(context: context)
     }
 
