@@ -136,6 +136,27 @@ struct ClientSubmittedCredentialTests {
         }
     }
 
+    @Test func anExpiredSessionsCredentialLeavesADeletedEventAsAnInvalidatedOnes() async throws {
+        try await TestService.run(configure: { $0.sessionSweepInterval = .milliseconds(200) }) { api in
+            let tenant = try await api.tenant()
+            try await api.answerEverything(tenant, "performDefaultHandling")
+            let session = try #require(try await api.openSession(tenant, clientId: "alice-phone", ttlSeconds: 4).string("id"))
+            let created = try await api.submit(tenant, session: session, user: "alice", password: "typed", persistence: "forSession")
+            let id = try #require(created.string("credentialId"), "\(created)")
+            try await Task.sleep(for: .milliseconds(4300))
+
+            // The sweep records the expiry and drops the credential, leaving the event behind.
+            var history: [[String: Any]] = []
+            for _ in 0..<50 {
+                history = try await api.history(tenant, credential: id)
+                if history.count > 1 { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(history.map { $0["event"] as? String } == ["created", "deleted"], "\(history)")
+            #expect(history.last?["actor"] as? String == "session:\(session)")
+        }
+    }
+
     @Test func badSubmissionsAreRefused() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()
