@@ -30,8 +30,10 @@ public import Foundation
 /// `resolve` turns the result into the answer.
 public enum DecisionEngine {
     public static func decide(_ inputs: DecisionInputs) -> DecisionPlan {
-        var plan = decideFromMemoryOrPolicy(inputs)
-        if plan.source != .session, inputs.sessionMemory[plan.memoryKey ?? inputs.challenge.protectionSpace.normalized.key] != nil {
+        let space = inputs.challenge.protectionSpace.normalized
+        let spaceKey = space.key
+        var plan = decideFromMemoryOrPolicy(inputs, space: space, spaceKey: spaceKey)
+        if plan.source != .session, inputs.sessionMemory[plan.memoryKey ?? spaceKey] != nil {
             // Decided past what the session remembers (an expired identity, say): the recorder
             // must not take the remembered answer for one written meanwhile.
             plan.passedOverMemory = true
@@ -39,8 +41,7 @@ public enum DecisionEngine {
         return plan
     }
 
-    private static func decideFromMemoryOrPolicy(_ inputs: DecisionInputs) -> DecisionPlan {
-        let space = inputs.challenge.protectionSpace.normalized
+    private static func decideFromMemoryOrPolicy(_ inputs: DecisionInputs, space: ProtectionSpace, spaceKey: String) -> DecisionPlan {
         let method = space.method
         let scope: DecisionScope = method.isSessionWide ? .session : .task
         guard method.isKnown else {
@@ -51,7 +52,6 @@ public enum DecisionEngine {
                 reason: "Countersign does not answer \(method.rawValue)"
             )
         }
-        let spaceKey = space.key
         let memoryKey = Self.memoryKey(spaceKey: spaceKey, method: method, inputs: inputs)
         if let remembered = inputs.sessionMemory[memoryKey], let plan = answer(from: remembered, scope: scope, inputs: inputs) {
             return plan
