@@ -19,15 +19,40 @@ public enum HashAlgorithm: Sendable, Hashable, CaseIterable {
         }
     }
 
-    // Internal: HMAC shares the mapping.
-    var evp: OpaquePointer? {
+    /// OpenSSL's implementation of the algorithm, or `nil` when no loaded provider has it.
+    /// Internal: HMAC shares it.
+    var evp: OpaquePointer? { FetchedDigests.shared.implementations[self] }
+
+    /// The name OpenSSL 3 fetches the algorithm by.
+    fileprivate var openSSLName: String {
         switch self {
-        case .md5: EVP_md5()
-        case .sha1: EVP_sha1()
-        case .sha256: EVP_sha256()
-        case .sha512: EVP_sha512()
-        case .sha512_256: EVP_sha512_256()
+        case .md5: "MD5"
+        case .sha1: "SHA1"
+        case .sha256: "SHA256"
+        case .sha512: "SHA512"
+        case .sha512_256: "SHA512-256"
         }
+    }
+}
+
+/// Each algorithm's implementation, fetched from OpenSSL's providers once. Handed a legacy
+/// `EVP_sha256()`, OpenSSL 3 looks the implementation up again on every call (an implicit fetch,
+/// under its store's lock), and every API-key check hashes.
+///
+/// `@unchecked Sendable`: the pointers are set in `init` and never changed or freed, and OpenSSL
+/// allows a fetched algorithm to be used by any number of threads at once.
+private final class FetchedDigests: @unchecked Sendable {
+    static let shared = FetchedDigests()
+
+    let implementations: [HashAlgorithm: OpaquePointer]
+
+    private init() {
+        var implementations: [HashAlgorithm: OpaquePointer] = [:]
+        for algorithm in HashAlgorithm.allCases {
+            implementations[algorithm] = EVP_MD_fetch(nil, algorithm.openSSLName, nil)
+        }
+        OpenSSLErrorQueue.clear()
+        self.implementations = implementations
     }
 }
 
@@ -35,12 +60,15 @@ public enum HashAlgorithm: Sendable, Hashable, CaseIterable {
 public enum Digest {
     /// The digest of `data` under `algorithm`.
     public static func hash(_ algorithm: HashAlgorithm, _ data: some Collection<UInt8>) -> [UInt8] {
+        data.withContiguousStorageIfAvailable { hash(algorithm, bytes: UnsafeRawBufferPointer($0)) }
+            ?? Array(data).withUnsafeBytes { hash(algorithm, bytes: $0) }
+    }
+
+    private static func hash(_ algorithm: HashAlgorithm, bytes input: UnsafeRawBufferPointer) -> [UInt8] {
         var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
-        let ok = Array(data).withUnsafeBytes { input in
-            output.withUnsafeMutableBufferPointer { out in
-                EVP_Digest(input.baseAddress, input.count, out.baseAddress, &length, algorithm.evp, nil)
-            }
+        let ok = output.withUnsafeMutableBufferPointer { out in
+            EVP_Digest(input.baseAddress, input.count, out.baseAddress, &length, algorithm.evp, nil)
         }
         // EVP_Digest fails only when OpenSSL cannot allocate or the algorithm is missing from
         // the provider; neither is recoverable and both mean the process is misconfigured.
@@ -65,7 +93,8 @@ public enum Digest {
 
     /// The digest of the UTF-8 bytes of `string`.
     public static func hash(_ algorithm: HashAlgorithm, _ string: String) -> [UInt8] {
-        hash(algorithm, Array(string.utf8))
+        var string = string
+        return string.withUTF8 { hash(algorithm, bytes: UnsafeRawBufferPointer($0)) }
     }
 }
 
