@@ -7,15 +7,15 @@ import NIOCore
 /// JSON responses with the encoder settings every endpoint shares.
 enum JSONResponse {
     static func make(_ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws -> Response {
-        let bytes: [UInt8]
+        let body: ByteBuffer
         if let text = value as? any JSONTextRepresentable {
-            bytes = Array(text.jsonText.utf8)
+            body = ByteBuffer(string: text.jsonText)
         } else {
-            bytes = try APIJSONEncoder().encode(value)
+            body = ByteBuffer(bytes: try APIJSONEncoder().encode(value))
         }
         var headers = headers
         headers[.contentType] = "application/json; charset=utf-8"
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+        return Response(status: status, headers: headers, body: .init(byteBuffer: body))
     }
 
     /// The error response, with `errorBody(error)`.
