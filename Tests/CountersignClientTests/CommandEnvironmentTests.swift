@@ -15,9 +15,23 @@ struct CommandEnvironmentTests {
             ("COUNTERSIGN_API_KEY_CACHE_SECONDS", "inf", "a number"),
         ])
     func unparsableValues(name: String, value: String, expected: String) async throws {
-        let (status, output) = try await FetchCommandTests.run(["serve", "--help"], environment: [name: value])
+        let (status, output) = try await FetchCommandTests.run(["serve", "--port", "1"], environment: [name: value])
         #expect(status == 64, "\(output)")
         #expect(output.contains("\(name) must be \(expected)"), "\(output)")
+    }
+
+    @Test("help shows whatever the variables hold", arguments: [["serve", "--help"], ["help", "dev"], ["rekey", "-h"]])
+    func helpDespiteUnparsableValues(arguments: [String]) async throws {
+        let (status, output) = try await FetchCommandTests.run(arguments, environment: ["COUNTERSIGN_PORT": "80x", "COUNTERSIGN_DB_POOL_SIZE": "six"])
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("USAGE:"), "\(output)")
+    }
+
+    @Test("migrate takes only the options it uses")
+    func migrateOptions() async throws {
+        let (status, output) = try await FetchCommandTests.run(["migrate", "--decision-writers", "2"], environment: [:])
+        #expect(status == 64, "\(output)")
+        #expect(output.contains("Unknown option '--decision-writers'"), "\(output)")
     }
 
     @Test("parsable values are the options' defaults")

@@ -28,8 +28,14 @@ struct DevCommand: AsyncParsableCommand {
     var noFsync = false
 
     @OptionGroup var database: DatabaseOptions
+    @OptionGroup var recording: RecordingOptions
     @OptionGroup var http: HTTPOptions
     @OptionGroup var logging: LoggingOptions
+
+    func validate() throws {
+        // The option groups checked themselves as they were read, the pool size among them.
+        try recording.validate(poolSize: database.poolSize)
+    }
 
     func run() async throws {
         let logger = logging.bootstrap()
@@ -71,7 +77,7 @@ struct DevCommand: AsyncParsableCommand {
             migrationsDirectory: try database.resolvedMigrationsDirectory()
         )
         try http.apply(to: &configuration)
-        database.apply(to: &configuration)
+        recording.apply(to: &configuration)
         if configuration.masterKey == nil {
             configuration.masterKey = try MasterKey.load(fromFile: masterKeyFile)
         }

@@ -22,7 +22,8 @@ struct MigrateCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = logging.bootstrap()
         let runner = MigrationRunner(migrations: try MigrationRunner.load(directory: try database.resolvedMigrationsDirectory()))
-        let pool = PostgresPool(configuration: database.postgresConfiguration(), logger: logger)
+        let configuration = database.postgresConfiguration()
+        let pool = PostgresPool(configuration: configuration, logger: logger)
         let report: String
         do {
             if dryRun {
@@ -32,6 +33,9 @@ struct MigrateCommand: AsyncParsableCommand {
                 let applied = try await runner.migrate(on: pool, logger: logger)
                 report = applied.isEmpty ? "already up to date" : applied.map { "applied \($0.version) \($0.name)" }.joined(separator: "\n")
             }
+        } catch let error as PostgresError where error.code == .connectionFailed {
+            await pool.close()
+            throw StartupError.unreachable(configuration, error)
         } catch {
             await pool.close()
             throw error

@@ -30,11 +30,17 @@ struct ServeCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var database: DatabaseOptions
+    @OptionGroup var recording: RecordingOptions
     @OptionGroup var http: HTTPOptions
     @OptionGroup var logging: LoggingOptions
 
     @Flag(inversion: .prefixedNo, help: "Apply pending migrations before serving. Env: COUNTERSIGN_AUTO_MIGRATE.")
     var migrate: Bool = Environment.bool("COUNTERSIGN_AUTO_MIGRATE") ?? true
+
+    func validate() throws {
+        // The option groups checked themselves as they were read, the pool size among them.
+        try recording.validate(poolSize: database.poolSize)
+    }
 
     func run() async throws {
         let logger = logging.bootstrap()
@@ -44,7 +50,7 @@ struct ServeCommand: AsyncParsableCommand {
         )
         try http.apply(to: &configuration)
         configuration.migrateAtStart = migrate
-        database.apply(to: &configuration)
+        recording.apply(to: &configuration)
         if configuration.operatorKey == nil {
             logger.warning("no operator key configured: the tenant API is disabled")
         }

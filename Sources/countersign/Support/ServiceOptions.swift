@@ -6,9 +6,10 @@ import CountersignPostgres
 import Foundation
 import Logging
 
-/// Options shared by `serve`, `migrate` and `dev`. Each has an environment variable; a flag
-/// given on the command line wins. Secrets (the database URL may hold a password, the
-/// operator key) are read from the environment or a file, never shown as defaults in --help.
+/// Where the database is and how to talk to it: every command that uses it. Each option has an
+/// environment variable; a flag given on the command line wins. Secrets (the database URL may
+/// hold a password, the operator key) are read from the environment or a file, never shown as
+/// defaults in --help.
 struct DatabaseOptions: ParsableArguments {
     @Option(
         name: .customLong("database-url"),
@@ -31,21 +32,8 @@ struct DatabaseOptions: ParsableArguments {
     @Option(help: "Directory of the NNNN_name.sql migration files. Env: COUNTERSIGN_MIGRATIONS_DIR.")
     var migrationsDir: String?
 
-    @Option(help: "Decision batches committed at once at most (group commit), each on its own connection; another writer joins only when 16 decisions are waiting. Env: COUNTERSIGN_DECISION_WRITERS.")
-    var decisionWriters: Int = Environment.int("COUNTERSIGN_DECISION_WRITERS") ?? 2
-
-    @Option(help: "Days decision records and ended sessions are kept; 0 keeps them for ever. Env: COUNTERSIGN_RETENTION_DAYS.")
-    var retentionDays: Int = Environment.int("COUNTERSIGN_RETENTION_DAYS") ?? 90
-
     func validate() throws {
-        guard (0...36_500).contains(retentionDays) else {
-            throw ValidationError("--retention-days (COUNTERSIGN_RETENTION_DAYS) must be between 0 (keep for ever) and 36500")
-        }
-        // The pool first: the writers' limit is stated in terms of it.
         guard (1...64).contains(poolSize) else { throw ValidationError("--pool-size (COUNTERSIGN_DB_POOL_SIZE) must be between 1 and 64") }
-        guard (1...32).contains(decisionWriters), decisionWriters < poolSize else {
-            throw ValidationError("--decision-writers (COUNTERSIGN_DECISION_WRITERS) must be between 1 and 32 and below --pool-size (COUNTERSIGN_DB_POOL_SIZE)")
-        }
         guard statementTimeoutMs > 0, acquireTimeoutMs > 0 else {
             throw ValidationError(
                 "--statement-timeout-ms and --acquire-timeout-ms (COUNTERSIGN_DB_STATEMENT_TIMEOUT_MS, COUNTERSIGN_DB_ACQUIRE_TIMEOUT_MS) must be positive"
@@ -60,12 +48,6 @@ struct DatabaseOptions: ParsableArguments {
         configuration.statementTimeout = .milliseconds(statementTimeoutMs)
         configuration.acquireTimeout = .milliseconds(acquireTimeoutMs)
         return configuration
-    }
-
-    /// Applies the options that shape the service rather than the connection.
-    func apply(to configuration: inout ServiceConfiguration) {
-        configuration.decisionWriters = decisionWriters
-        configuration.retention = retentionDays == 0 ? nil : .seconds(retentionDays * 86_400)
     }
 
     var isDatabaseConfigured: Bool {
@@ -89,6 +71,33 @@ struct DatabaseOptions: ParsableArguments {
             return candidate.standardizedFileURL.path
         }
         throw StartupError("cannot find the migrations directory; pass --migrations-dir or set COUNTERSIGN_MIGRATIONS_DIR")
+    }
+}
+
+/// How the service records decisions and for how long it keeps them: `serve` and `dev`.
+struct RecordingOptions: ParsableArguments {
+    @Option(help: "Decision batches committed at once at most (group commit), each on its own connection; another writer joins only when 16 decisions are waiting. Env: COUNTERSIGN_DECISION_WRITERS.")
+    var decisionWriters: Int = Environment.int("COUNTERSIGN_DECISION_WRITERS") ?? 2
+
+    @Option(help: "Days decision records and ended sessions are kept; 0 keeps them for ever. Env: COUNTERSIGN_RETENTION_DAYS.")
+    var retentionDays: Int = Environment.int("COUNTERSIGN_RETENTION_DAYS") ?? 90
+
+    func validate() throws {
+        guard (0...36_500).contains(retentionDays) else {
+            throw ValidationError("--retention-days (COUNTERSIGN_RETENTION_DAYS) must be between 0 (keep for ever) and 36500")
+        }
+    }
+
+    /// Busy writers must leave the other requests at least one of the pool's connections.
+    func validate(poolSize: Int) throws {
+        guard (1...32).contains(decisionWriters), decisionWriters < poolSize else {
+            throw ValidationError("--decision-writers (COUNTERSIGN_DECISION_WRITERS) must be between 1 and 32 and below --pool-size (COUNTERSIGN_DB_POOL_SIZE)")
+        }
+    }
+
+    func apply(to configuration: inout ServiceConfiguration) {
+        configuration.decisionWriters = decisionWriters
+        configuration.retention = retentionDays == 0 ? nil : .seconds(retentionDays * 86_400)
     }
 }
 

@@ -13,13 +13,18 @@ struct StartupError: Error, CustomStringConvertible {
 }
 
 extension StartupError {
-    /// Runs `app`; a database that cannot be reached at start is said so, with where it was
-    /// looked for (its password masked), rather than as a bare `PostgresError`.
+    /// Runs `app`, saying so when the database cannot be reached at start (`unreachable`).
     static func serving(_ app: some ApplicationProtocol, database: PostgresConfiguration) async throws {
         do {
             try await app.runService()
         } catch let error as PostgresError where error.code == .connectionFailed {
-            throw StartupError("cannot connect to the database (\(database.redactedConnectionString)): \(String(reflecting: error))")
+            throw unreachable(database, error)
         }
+    }
+
+    /// A database that cannot be reached, said with where it was looked for (its password
+    /// masked), rather than as a bare `PostgresError`.
+    static func unreachable(_ database: PostgresConfiguration, _ error: PostgresError) -> StartupError {
+        StartupError("cannot connect to the database (\(database.redactedConnectionString)): \(String(reflecting: error))")
     }
 }
