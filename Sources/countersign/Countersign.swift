@@ -11,7 +11,7 @@ struct Countersign: AsyncParsableCommand {
             `countersign fetch URL` fetches a protected URL as a fleet app would, through the \
             Countersign URLSession delegate.
             """,
-        subcommands: [ServeCommand.self, MigrateCommand.self, DevCommand.self, FetchCommand.self],
+        subcommands: [ServeCommand.self, MigrateCommand.self, DevCommand.self, FetchCommand.self, RekeyCommand.self],
         defaultSubcommand: nil
     )
 }

@@ -128,10 +128,11 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
     }
     app.beforeServerStarts {
         // A wrong master key would otherwise pass readiness and fail every release of a secret.
-        if (try? await vault.masterKeyOpensStoredKeys()) == false {
+        // Without the database (or its migrations) the service still starts, unready.
+        if (try? await vault.masterKeyMatchesDatabase()) == false {
             throw CountersignError(
                 .secretUnreadable,
-                "the master key does not open the data keys stored in this database: it is not the key the database was set up with (COUNTERSIGN_MASTER_KEY_FILE)"
+                "the master key is not this database's: it does not open what the database holds sealed under its master key (COUNTERSIGN_MASTER_KEY_FILE; after `countersign rekey`, the new key)"
             )
         }
     }

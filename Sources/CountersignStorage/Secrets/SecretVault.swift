@@ -11,8 +11,8 @@ import Synchronization
 /// Every seal binds the tenant and the row as associated data, so a sealed secret copied to
 /// another row or another tenant does not open.
 public final class SecretVault: Sendable {
-    private let masterKey: SymmetricKey?
-    private let pool: PostgresPool
+    let masterKey: SymmetricKey?
+    let pool: PostgresPool
     private let dataKeys = Mutex<[UUID: SymmetricKey]>([:])
 
     /// `masterKey` `nil`: the service runs, but nothing that needs a secret does.
@@ -33,7 +33,15 @@ public final class SecretVault: Sendable {
         // Two instances may create a tenant's first data key at once: the first insert wins
         // and both use the stored one.
         let candidate = try AESGCM.seal(try SymmetricKey.random(), under: masterKey, associatedData: tenantData)
-        let sealed = try await pool.withConnection { connection in
+        let sealed = try await pool.withTransaction { connection in
+            // A data key sealed under a key that is no longer the database's would open on this
+            // instance alone (a rotation ran since it started).
+            guard try Self.isDatabaseKey(masterKey, on: connection, lockingCheck: true) else {
+                throw CountersignError(
+                    .masterKeyUnavailable,
+                    "this instance's master key is not the database's (it was rotated since the instance started): restart it with the current key (COUNTERSIGN_MASTER_KEY_FILE)"
+                )
+            }
             try connection.execute(
                 "INSERT INTO tenant_data_keys (tenant_id, sealed_key) VALUES ($1, $2) ON CONFLICT (tenant_id) DO NOTHING",
                 [.uuid(tenantID), .bytea(candidate)]
@@ -46,27 +54,13 @@ public final class SecretVault: Sendable {
         do {
             key = try AESGCM.openKey(sealed, under: masterKey, associatedData: tenantData)
         } catch {
-            throw CountersignError(.secretUnreadable, "the tenant's data key does not open with this master key")
+            throw CountersignError(
+                .secretUnreadable,
+                "the tenant's data key does not open with this instance's master key: it is not the database's (rotated since the instance started?)"
+            )
         }
         dataKeys.withLock { $0[tenantID] = key }
         return TenantSecretKey(tenantID: tenantID, key: key)
-    }
-}
-
-extension SecretVault {
-    /// Whether the master key opens the data keys already in the database (checked on one of
-    /// them; they all share it): `false` when it is not the key the database was set up with,
-    /// `nil` when there is no master key or no data key yet.
-    public func masterKeyOpensStoredKeys() async throws -> Bool? {
-        guard let masterKey else { return nil }
-        let stored = try await pool.withConnection { connection in
-            try connection.query("SELECT tenant_id, sealed_key FROM tenant_data_keys ORDER BY tenant_id LIMIT 1").rows.first.map {
-                (tenantID: try $0.decode("tenant_id", as: UUID.self), sealed: try $0.decode("sealed_key", as: [UInt8].self))
-            }
-        }
-        guard let stored else { return nil }
-        let tenantData = TenantSecretKey.associatedData(tenantID: stored.tenantID, rowID: nil)
-        return (try? AESGCM.openKey(stored.sealed, under: masterKey, associatedData: tenantData)) != nil
     }
 }
 

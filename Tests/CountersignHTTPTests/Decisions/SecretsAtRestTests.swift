@@ -37,7 +37,7 @@ struct SecretsAtRestTests {
         await #expect(throws: ServiceProcessError.self) { try await instance.waitUntilReady() }
         #expect(!instance.isRunning)
         let log = try String(contentsOf: instance.logFile, encoding: .utf8)
-        #expect(log.contains("the master key does not open the data keys stored in this database"))
+        #expect(log.contains("the master key is not this database's"))
     }
 
     @Test func theDatabaseNeverHoldsThePlaintext() async throws {

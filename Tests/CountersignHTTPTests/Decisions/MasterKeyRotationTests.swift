@@ -1,0 +1,89 @@
+import CountersignCrypto
+import CountersignTestSupport
+import Foundation
+import Testing
+
+/// `countersign serve` processes given one master key or another, and `countersign rekey`.
+@Suite("Master key rotation")
+struct MasterKeyRotationTests {
+    @Test func anInstanceGivenAnotherMasterKeyDoesNotStartEvenBeforeAnySecretIsStored() async throws {
+        let databaseURL = try await TestDatabase.freshDatabase()
+        let keys = try ServiceProcess.Keys()
+        defer { keys.remove() }
+        let first = try ServiceProcess(databaseURL: databaseURL, keys: keys)
+        defer { first.stop() }
+        try await first.waitUntilReady()
+
+        let otherKeys = try ServiceProcess.Keys()
+        defer { otherKeys.remove() }
+        let second = try ServiceProcess(databaseURL: databaseURL, keys: otherKeys)
+        defer { second.stop() }
+        await #expect(throws: ServiceProcessError.self) { try await second.waitUntilReady() }
+        #expect(!second.isRunning)
+        #expect(try String(contentsOf: second.logFile, encoding: .utf8).contains("the master key is not this database's"))
+    }
+
+    @Test func rekeyMovesTheDatabaseToTheNewKeyAndTheOldOneNoLongerStarts() async throws {
+        let databaseURL = try await TestDatabase.freshDatabase()
+        let keys = try ServiceProcess.Keys()
+        defer { keys.remove() }
+        let before = try ServiceProcess(databaseURL: databaseURL, keys: keys)
+        try await before.waitUntilReady()
+        let client = before.client()
+        let api = TestAPI(client)
+        let tenant = try await api.tenant()
+        _ = try await api.credential(tenant, password: "kept-across-rotation")
+        try await api.releasePolicy(tenant)
+        try await client.shutdown()
+        before.stop()
+
+        let newKeyFile = keys.directory.appendingPathComponent("new.key").path
+        try MasterKey.generate(toFile: newKeyFile)
+        let rekey = ["rekey", "--database-url", databaseURL, "--master-key-file", keys.masterKeyFile, "--new-master-key-file", newKeyFile,
+            "--migrations-dir", TestService.migrationsDirectory, "--log-level", "error"]
+        let rotated = try ChildProcess.run(ServiceProcess.executable, rekey)
+        #expect(rotated.status == 0, "\(rotated.errorText)")
+        #expect(rotated.outputText.contains("sealed 1 tenant data key(s) under the new master key"), "\(rotated.outputText)")
+        let again = try ChildProcess.run(ServiceProcess.executable, rekey)
+        #expect(again.status == 0 && again.outputText.contains("nothing changed"), "\(again.outputText) \(again.errorText)")
+
+        let stale = try ServiceProcess(databaseURL: databaseURL, keys: keys)
+        defer { stale.stop() }
+        await #expect(throws: ServiceProcessError.self) { try await stale.waitUntilReady() }
+
+        try FileManager.default.removeItem(atPath: keys.masterKeyFile)
+        try FileManager.default.copyItem(atPath: newKeyFile, toPath: keys.masterKeyFile)
+        let after = try ServiceProcess(databaseURL: databaseURL, keys: keys)
+        defer { after.stop() }
+        try await after.waitUntilReady()
+        let afterClient = after.client()
+        defer { Task { try? await afterClient.shutdown() } }
+        let afterAPI = TestAPI(afterClient)
+        let session = try await afterAPI.session(tenant)
+        #expect(try await afterAPI.decided(tenant, session: session).credentialPassword == "kept-across-rotation")
+    }
+
+    @Test func rekeyFromAKeyThatIsNotTheDatabasesChangesNothing() async throws {
+        let databaseURL = try await TestDatabase.freshDatabase()
+        let keys = try ServiceProcess.Keys()
+        defer { keys.remove() }
+        let instance = try ServiceProcess(databaseURL: databaseURL, keys: keys)
+        defer { instance.stop() }
+        try await instance.waitUntilReady()
+
+        let strangers = try ServiceProcess.Keys()
+        defer { strangers.remove() }
+        let newKeyFile = strangers.directory.appendingPathComponent("new.key").path
+        try MasterKey.generate(toFile: newKeyFile)
+        let refused = try ChildProcess.run(ServiceProcess.executable, [
+            "rekey", "--database-url", databaseURL, "--master-key-file", strangers.masterKeyFile, "--new-master-key-file", newKeyFile,
+            "--migrations-dir", TestService.migrationsDirectory, "--log-level", "error",
+        ])
+        #expect(refused.status == 1, "\(refused.outputText) \(refused.errorText)")
+        #expect(refused.errorText.contains("the current master key given is not the one this database's data keys are sealed under"), "\(refused.errorText)")
+        // The instance still runs on its key, and a new one with the same key starts.
+        let another = try ServiceProcess(databaseURL: databaseURL, keys: keys)
+        defer { another.stop() }
+        try await another.waitUntilReady()
+    }
+}

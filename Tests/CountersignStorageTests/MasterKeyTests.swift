@@ -1,0 +1,96 @@
+import CountersignCore
+import CountersignCrypto
+import CountersignPostgres
+import CountersignStorage
+import Foundation
+import Testing
+
+/// Whether a master key is the database's, and its rotation.
+@Suite("Master key")
+struct MasterKeyTests {
+    @Test func anotherMasterKeyIsRefusedBeforeAnyDataKeyExists() async throws {
+        try await StorageFixture.run { fixture in
+            #expect(try await fixture.vault.masterKeyMatchesDatabase() == true)
+            let other = SecretVault(masterKey: try SymmetricKey.random(), pool: fixture.pool)
+            #expect(try await other.masterKeyMatchesDatabase() == false)
+            #expect(try await fixture.vault.masterKeyMatchesDatabase() == true)
+            #expect(try await SecretVault(masterKey: nil, pool: fixture.pool).masterKeyMatchesDatabase() == nil)
+        }
+    }
+
+    @Test func aDatabaseWithoutTheCheckIsJudgedByItsDataKeys() async throws {
+        try await StorageFixture.run { fixture in
+            _ = try await fixture.credential()
+            // As a database set up before the check existed.
+            try await Self.execute("DELETE FROM master_key_check", on: fixture.pool)
+            let other = SecretVault(masterKey: try SymmetricKey.random(), pool: fixture.pool)
+            #expect(try await other.masterKeyMatchesDatabase() == false)
+            #expect(try await Self.checks(fixture.pool) == 0, "a wrong key leaves no check behind")
+            #expect(try await fixture.vault.masterKeyMatchesDatabase() == true)
+            #expect(try await Self.checks(fixture.pool) == 1)
+        }
+    }
+
+    @Test func rotationSealsEveryDataKeyUnderTheNewKeyAndTheSecretsStillOpen() async throws {
+        try await StorageFixture.run { fixture in
+            let credential = try await fixture.credential(password: "before-rotation")
+            let secondTenant = try await TenantStore(pool: fixture.pool).create(name: "second-\(UUID().uuidString.prefix(8))")
+            _ = try await fixture.vault.key(for: secondTenant.id)
+
+            let newKey = try SymmetricKey.random()
+            #expect(try await fixture.vault.rotateMasterKey(to: newKey) == 2)
+
+            let rotated = SecretVault(masterKey: newKey, pool: fixture.pool)
+            #expect(try await rotated.masterKeyMatchesDatabase() == true)
+            let store = CredentialStore(pool: fixture.pool, vault: rotated)
+            #expect(try await store.password(tenantID: fixture.tenantID, id: credential.id, secretVersion: credential.secretVersion) == "before-rotation")
+            let restartedWithTheOldKey = SecretVault(masterKey: fixture.masterKey, pool: fixture.pool)
+            #expect(try await restartedWithTheOldKey.masterKeyMatchesDatabase() == false)
+
+            // Run again with the same keys: already done, nothing changes.
+            #expect(try await fixture.vault.rotateMasterKey(to: newKey) == nil)
+            #expect(try await rotated.masterKeyMatchesDatabase() == true)
+        }
+    }
+
+    @Test func aRotationFromAKeyThatIsNotTheDatabasesChangesNothing() async throws {
+        try await StorageFixture.run { fixture in
+            _ = try await fixture.credential()
+            let before = try await Self.sealedDataKeys(fixture.pool)
+            let stranger = SecretVault(masterKey: try SymmetricKey.random(), pool: fixture.pool)
+            await #expect {
+                _ = try await stranger.rotateMasterKey(to: try SymmetricKey.random())
+            } throws: { ($0 as? CountersignError)?.code == .secretUnreadable }
+            #expect(try await Self.sealedDataKeys(fixture.pool) == before)
+            #expect(try await fixture.vault.masterKeyMatchesDatabase() == true)
+        }
+    }
+
+    @Test func anInstanceLeftWithTheOldKeyCreatesNoDataKeyAfterARotation() async throws {
+        try await StorageFixture.run { fixture in
+            // This instance started before the rotation and kept its key.
+            #expect(try await fixture.vault.masterKeyMatchesDatabase() == true)
+            let operatorsVault = SecretVault(masterKey: fixture.masterKey, pool: fixture.pool)
+            _ = try await operatorsVault.rotateMasterKey(to: try SymmetricKey.random())
+
+            await #expect {
+                _ = try await fixture.vault.key(for: fixture.tenantID)
+            } throws: { ($0 as? CountersignError)?.code == .masterKeyUnavailable }
+            #expect(try await Self.sealedDataKeys(fixture.pool).isEmpty, "no data key was left sealed under a key the database no longer has")
+        }
+    }
+
+    private static func execute(_ sql: String, on pool: PostgresPool) async throws {
+        _ = try await pool.withConnection { try $0.execute(sql) }
+    }
+
+    private static func checks(_ pool: PostgresPool) async throws -> Int64 {
+        try await pool.withConnection { try $0.query("SELECT count(*) AS n FROM master_key_check").rows[0].decode("n", as: Int64.self) }
+    }
+
+    private static func sealedDataKeys(_ pool: PostgresPool) async throws -> [[UInt8]] {
+        try await pool.withConnection { connection in
+            try connection.query("SELECT sealed_key FROM tenant_data_keys ORDER BY tenant_id").rows.map { try $0.decode("sealed_key", as: [UInt8].self) }
+        }
+    }
+}
