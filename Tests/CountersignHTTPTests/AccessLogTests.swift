@@ -36,4 +36,22 @@ struct AccessLogTests {
         // No line carries a whole key.
         #expect(box.all.allSatisfy { !$0.contains(clientKey) })
     }
+
+    /// A request refused before any route sees it gets an access line like any other's, with
+    /// its duration.
+    @Test func refusalsBeforeRoutingHaveTheirDuration() async throws {
+        let box = LogLines()
+        let handler = RecordingLogHandler(into: box)
+        var logger = Logger(label: "countersign.test.access", factory: { _ in handler })
+        logger.logLevel = .info
+        try await TestService.run(.live, logger: logger) { api in
+            let port = try #require(api.port)
+            _ = try await RawHTTP.exchange("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: gzip\r\n\r\n", port: port)
+            #expect(try await api.call(.get, "/healthz").status == 200)
+        }
+        let lines = box.all.filter { $0.hasPrefix("info request ") }
+        let refused = try #require(lines.first { $0.contains("\"status\": 400") }, "\(lines)")
+        let served = try #require(lines.first { $0.contains("\"status\": 200") }, "\(lines)")
+        #expect(refused.contains("\"duration_ms\": ") && served.contains("\"duration_ms\": "), "\(lines)")
+    }
 }

@@ -219,11 +219,15 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
             status: refusal.error.code.kind.status,
             headerFields: [.connection: "close", RequestObservationMiddleware.requestIDField: requestID.description]
         )
+        // From the request's arrival to its answer, the wait for the answers owed before it
+        // included, as for a routed request.
+        let elapsed = DispatchTime.now().uptimeNanoseconds - refusal.arrived
         logger.info(
             "request",
             metadata: [
                 "hb.request.id": .stringConvertible(requestID), "method": .string(refusal.method?.rawValue ?? "unparsable"),
                 "route": "unmatched", "status": .stringConvertible(head.status.code), "code": .string(refusal.error.code.rawValue),
+                "duration_ms": RequestObservationMiddleware.duration(nanoseconds: elapsed),
             ]
         )
         // A response to CONNECT has no body in HTTP/1.1's framing: the status says it all.
@@ -237,17 +241,11 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
             context.write(wrapOutboundOut(.body(body)), promise: nil)
         }
         context.write(wrapOutboundOut(.end(nil)), promise: nil)
-        // The real time from the request's arrival to its answer, the wait for the answers owed
-        // before it included, as for a routed request: an operator reads the histogram as how
-        // long clients waited, a refusal sampled as instant would drag its series' quantiles to
-        // zero, and one left unsampled would make the histogram's count disagree with
+        // Sampled with its real time: an operator reads the histogram as how long clients
+        // waited, a refusal sampled as instant would drag its series' quantiles to zero, and one
+        // left unsampled would make the histogram's count disagree with
         // countersign_http_requests_total.
-        metrics.record(
-            route: "unmatched",
-            method: RequestMetrics.label(refusal.method),
-            status: head.status.code,
-            nanoseconds: DispatchTime.now().uptimeNanoseconds - refusal.arrived
-        )
+        metrics.record(route: "unmatched", method: RequestMetrics.label(refusal.method), status: head.status.code, nanoseconds: elapsed)
         finish(context: context)
     }
 
