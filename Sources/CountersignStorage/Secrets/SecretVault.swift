@@ -54,10 +54,7 @@ public final class SecretVault: Sendable {
         do {
             key = try AESGCM.openKey(sealed, under: masterKey, associatedData: tenantData)
         } catch {
-            throw CountersignError(
-                .secretUnreadable,
-                "the tenant's data key does not open with this instance's master key: it is not the database's (rotated since the instance started?)"
-            )
+            throw CountersignError(.secretUnreadable, "the tenant's data key does not open with this master key")
         }
         dataKeys.withLock { $0[tenantID] = key }
         return TenantSecretKey(tenantID: tenantID, key: key)
