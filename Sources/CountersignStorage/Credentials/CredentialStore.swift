@@ -173,6 +173,7 @@ public struct CredentialStore: Sendable {
         let key = try await vault.key(for: tenantID)
         do {
             return try await pool.withTransaction { connection in
+                try Self.moveOwningSession(tenantID: tenantID, credentialID: id, on: connection)
                 guard let existing = try Self.lock(tenantID: tenantID, id: id, on: connection) else { return nil }
                 return try Self.apply(changes, to: existing, key: key, actor: actor, on: connection)
             }
@@ -226,6 +227,7 @@ public struct CredentialStore: Sendable {
     /// Returns false when the tenant has no such credential.
     public func delete(tenantID: UUID, id: UUID, actor: String) async throws -> Bool {
         try await pool.withTransaction { connection in
+            try Self.moveOwningSession(tenantID: tenantID, credentialID: id, on: connection)
             guard try Self.lock(tenantID: tenantID, id: id, on: connection) != nil else { return false }
             if let policy = try PolicyStore.current(tenantID: tenantID, lock: true, on: connection) {
                 if let rule = policy.policy.rules.first(where: { $0.then.credentialId?.lowercased() == id.text }) {
@@ -342,6 +344,22 @@ public struct CredentialStore: Sendable {
                 ownerValues[3],
             ]
         ).rows.first.map(Credential.init(row:))
+    }
+
+    /// Moves the state version of the session a session's credential belongs to, before the
+    /// credential is locked (lock order: sessions, decisions, credentials, counters, tenants). A
+    /// session keeps its own credentials in the decision state every instance caches, and a
+    /// decision is checked against the session's version as against the tenant's: moving only the
+    /// tenant's would let the instance that made the change, having reloaded the tenant alone,
+    /// release the credential as the session last cached it, deleted or with its old secret.
+    private static func moveOwningSession(tenantID: UUID, credentialID: UUID, on connection: PostgresConnection) throws {
+        try connection.execute(
+            """
+            UPDATE sessions SET state_version = state_version + 1
+            WHERE id = (SELECT owner_session_id FROM credentials WHERE tenant_id = $1 AND id = $2)
+            """,
+            [.uuid(tenantID), .uuid(credentialID)]
+        )
     }
 
     static func lock(tenantID: UUID, id: UUID, on connection: PostgresConnection) throws -> Credential? {

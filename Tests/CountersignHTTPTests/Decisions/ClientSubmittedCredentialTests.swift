@@ -56,6 +56,28 @@ struct ClientSubmittedCredentialTests {
         }
     }
 
+    /// The session keeps its own credentials with what it remembers: an admin's deletion or
+    /// change of one must reach it as it reaches the tenant's.
+    @Test func aSessionsCredentialDeletedOrChangedByAnAdminIsNoLongerServedAsItWas() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let session = try await api.session(tenant)
+            let space = Space.basic.with { $0.realm = "Typed" }
+            let submitted = try await api.submit(tenant, session: session, space: space, user: "carol", password: "typed-by-carol", persistence: "forSession")
+            let id = try #require(submitted.string("credentialId"))
+            #expect(try await api.decided(tenant, session: session, space: space).credentialPassword == "typed-by-carol")
+
+            let changed = try await api.call(.patch, "/v1/credentials/\(id)", key: tenant.adminKey, json: #"{"password": "changed-by-admin"}"#)
+            #expect(changed.status == 200, "\(changed)")
+            #expect(try await api.decided(tenant, session: session, taskId: "task-2", space: space).credentialPassword == "changed-by-admin")
+
+            #expect(try await api.call(.delete, "/v1/credentials/\(id)", key: tenant.adminKey).status == 204)
+            let after = try await api.decided(tenant, session: session, taskId: "task-3", space: space)
+            #expect(after.credentialPassword == nil, "\(after)")
+            #expect(after.string("disposition") == "performDefaultHandling", "\(after)")
+        }
+    }
+
     @Test func noneIsAcceptedAndRememberedNowhere() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()
