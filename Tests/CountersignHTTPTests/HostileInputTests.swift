@@ -136,7 +136,7 @@ struct HostileInputTests {
                 let names = reply.headers.map { $0[0].lowercased() }
                 #expect(names.contains("x-request-id") && names.contains("content-type"), "\(reply.headers)")
             }
-            // CONNECT would turn the connection into a tunnel; it is refused, bodiless as HTTP frames it, and closed.
+            // CONNECT would turn the connection into a tunnel; it is refused, bodiless as SwiftNIO frames every answer to it, and closed.
             let connect = try await RawHTTP.exchange("CONNECT /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /healthz HTTP/1.1\r\n\r\n", port: port)
             #expect(connect.status == 501, "\(connect)")
             // A route that reads no body answers, and the broken framing after it closes the

@@ -230,7 +230,8 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 "duration_ms": RequestObservationMiddleware.duration(nanoseconds: elapsed),
             ]
         )
-        // A response to CONNECT has no body in HTTP/1.1's framing: the status says it all.
+        // SwiftNIO's response encoder frames every answer to CONNECT without a body (though only a
+        // 2xx must be, RFC 9110 §9.3.6) and drops one written: the status says it all.
         if refusal.method == .connect {
             context.write(wrapOutboundOut(.head(head)), promise: nil)
         } else {
