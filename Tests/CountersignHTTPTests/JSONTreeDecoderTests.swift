@@ -185,6 +185,9 @@ struct JSONTreeDecoderTests {
         (#"{"extra": 1, "inner": {"a": 1, "x": 2}}"#, "'extra'"),
         (#"{"inner": {"a": 1, "x": 2}, "extra": 1}"#, "'extra'"),
         (#"{"list": [{"a": 1, "x": 1}], "inner": {"a": 1, "x": 2}}"#, "'list[0].x'"),
+        // A member named by the empty string is named so, not taken for the body.
+        (#"{"": 1}"#, #"'""'"#),
+        (#"{"inner": {"a": 1, "": 2}}"#, #"'inner.""'"#),
     ])
     func unreadMembersAreUnknownFields(text: String, field: String) {
         #expect(Self.failure(Shapes.self, text) == "unknown_field: \(field) is not a known field", "\(text)")

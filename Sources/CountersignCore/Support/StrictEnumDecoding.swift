@@ -31,9 +31,11 @@ public struct FieldPath: CustomStringConvertible, Sendable {
             if let index = key.intValue {
                 text += "[\(index)]"
             } else {
-                text += text.isEmpty ? key.stringValue : ".\(key.stringValue)"
+                // A member may be named by the empty string; it must not read as the body itself.
+                let name = key.stringValue.isEmpty ? #""""# : key.stringValue
+                text += text.isEmpty ? name : ".\(name)"
             }
         }
-        description = text.isEmpty ? "the body" : "'\(text)'"
+        description = codingPath.isEmpty ? "the body" : "'\(text)'"
     }
 }
