@@ -196,34 +196,44 @@ public struct DecisionStore: Sendable {
         case exact(String)
         /// A Windows account (NTLM, Negotiate), in any of its forms (``WindowsAccountName``): it
         /// names the released user case-insensitively, as Windows compares accounts, and the
-        /// domain it gives, if any, must be the released credential's, when that has one.
+        /// domain it gives, if any, must be the released credential's, when that has one (NetBIOS
+        /// and DNS forms alike: their first labels compare).
         case windowsAccount(String)
     }
 
     /// The release for a protection space a retry naming `user` rejects: the latest decision of
-    /// the session's task that released `user` there. With `ofAnyTask` (NTLM and Negotiate, whose
-    /// failed handshake comes back on whichever task opened the connection), of any task of the
-    /// session, among the releases still without an outcome, the task's own first.
+    /// the session's task that released `user` there, whatever its outcome (a retry of a release
+    /// already judged counts nothing more). With `ofAnyTask` (NTLM and Negotiate, whose failed
+    /// handshake comes back on whichever task opened the connection) and no such release of the
+    /// task's own, the latest release to another task of the session still without an outcome.
     public func lastRelease(sessionID: UUID, taskID: String, ofAnyTask: Bool, spaceKey: String, user: RetryUser) async throws -> DecisionEntry? {
         let (exact, account): (String, WindowsAccountName?) =
             switch user {
             case .exact(let name): (name, nil)
             case .windowsAccount(let name): (name, WindowsAccountName(name))
             }
+        // A domain matches by its first label too: a user principal name gives the DNS domain
+        // (svc@corp.example.com) where the credential may hold the NetBIOS one (CORP), or the
+        // other way round.
+        let released = """
+            d.session_id = $1 AND d.space_key = $2 AND d.disposition = 'useCredential'
+                AND (d.released_user = $3 OR ($4::text IS NOT NULL AND lower(d.released_user) = lower($4)
+                    AND ($5::text IS NULL OR coalesce(c.domain, '') = ''
+                        OR split_part(lower(c.domain), '.', 1) = split_part(lower($5), '.', 1))))
+            """
+        let parameters = [.uuid(sessionID), .text(spaceKey), .text(exact), PostgresValue(account?.user), PostgresValue(account?.domain)]
         return try await pool.withConnection { connection in
-            try connection.query(
-                """
-                SELECT \(Self.columns) FROM decisions d LEFT JOIN credentials c ON c.id = d.credential_id
-                WHERE d.session_id = $1 AND ($7 OR d.task_id = $2) AND d.space_key = $3
-                    AND d.disposition = 'useCredential' AND (NOT $7 OR d.outcome IS NULL)
-                    AND (d.released_user = $4 OR ($5::text IS NOT NULL AND lower(d.released_user) = lower($5)
-                        AND ($6::text IS NULL OR coalesce(c.domain, '') = '' OR lower(c.domain) = lower($6))))
-                ORDER BY d.task_id = $2 DESC, d.created_at DESC LIMIT 1
-                """,
-                [
-                    .uuid(sessionID), .text(taskID), .text(spaceKey), .text(exact), PostgresValue(account?.user), PostgresValue(account?.domain),
-                    .bool(ofAnyTask),
-                ]
+            // Two statements rather than one with an OR, so that each walks its index backwards.
+            if let own = try connection.query(
+                "SELECT \(Self.columns) FROM decisions d LEFT JOIN credentials c ON c.id = d.credential_id WHERE \(released) AND d.task_id = $6 ORDER BY d.created_at DESC LIMIT 1",
+                parameters + [.text(taskID)]
+            ).rows.first {
+                return try Self.entry(from: own)
+            }
+            guard ofAnyTask else { return nil }
+            return try connection.query(
+                "SELECT \(Self.columns) FROM decisions d LEFT JOIN credentials c ON c.id = d.credential_id WHERE \(released) AND d.outcome IS NULL ORDER BY d.created_at DESC LIMIT 1",
+                parameters
             ).rows.first.map(Self.entry(from:))
         }
     }

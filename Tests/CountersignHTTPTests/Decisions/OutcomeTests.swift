@@ -134,8 +134,9 @@ struct OutcomeTests {
                 #expect(counted == nil || counted == answer)
                 return counted != nil
             }
-            // The client's SDK hands URLSession `DOMAIN\user`; an app may use the UPN, or any case.
-            for user in ["CORP\\svc", "corp\\SVC", "svc@corp", "SVC@Corp", "Svc"] {
+            // The client's SDK hands URLSession `DOMAIN\user`; an app may use the UPN (with the DNS
+            // domain, whose first label is the NetBIOS one), in any case.
+            for user in ["CORP\\svc", "corp\\SVC", "svc@corp", "SVC@Corp", "Svc", "svc@corp.example.com"] {
                 #expect(try await retryCounts(user), "\(user)")
             }
             for user in ["OTHER\\svc", "svc@other.example", "CORP\\someone", "someone@CORP", "CORP\\"] {
@@ -144,7 +145,7 @@ struct OutcomeTests {
             // A credential without a domain is named with any.
             #expect(try await api.call(.patch, "/v1/credentials/\(credential)", key: tenant.adminKey, json: #"{"domain": null}"#).status == 200)
             #expect(try await retryCounts("ANY\\svc"))
-            #expect(try await api.counters(tenant).first?["totalRejections"] as? Int == 6)
+            #expect(try await api.counters(tenant).first?["totalRejections"] as? Int == 7)
         }
     }
 
@@ -197,6 +198,15 @@ struct OutcomeTests {
             let newest = try #require(try await api.decided(tenant, session: other, taskId: "task-2", space: space).string("decisionId"))
             #expect(try await retry(other, task: "task-1") == own)
             #expect(try await api.decisionRecord(tenant, newest)["outcome"] is NSNull)
+
+            // A retry on a task whose answer was judged already counts nothing more: it does not
+            // pass on to another task's answer still open.
+            let third = try await api.session(tenant)
+            let judged = try #require(try await api.decided(tenant, session: third, taskId: "task-1", space: space).string("decisionId"))
+            let open = try #require(try await api.decided(tenant, session: third, taskId: "task-2", space: space).string("decisionId"))
+            #expect(try await api.outcome(tenant, decision: judged, "rejected", upstreamStatus: 401).status == 200)
+            #expect(try await retry(third, task: "task-1") == nil)
+            #expect(try await api.decisionRecord(tenant, open)["outcome"] is NSNull)
         }
     }
 
