@@ -66,6 +66,42 @@ struct MasterKeyTests {
         }
     }
 
+    @Test func aRotationRunAgainSealsAnewADataKeyLeftUnderTheOldKey() async throws {
+        try await StorageFixture.run { fixture in
+            _ = try await fixture.vault.key(for: fixture.tenantID)
+            let underOldKey = try await Self.sealedDataKeys(fixture.pool)[0]
+            let newKey = try SymmetricKey.random()
+            #expect(try await fixture.vault.rotateMasterKey(to: newKey) == 1)
+            // As an instance of an earlier release, which knows no check value, would leave it.
+            try await Self.setDataKey(underOldKey, tenant: fixture.tenantID, on: fixture.pool)
+            #expect(try await fixture.vault.rotateMasterKey(to: newKey) == 1)
+            #expect(try await fixture.vault.rotateMasterKey(to: newKey) == nil)
+            let rotated = SecretVault(masterKey: newKey, pool: fixture.pool)
+            _ = try await rotated.key(for: fixture.tenantID)
+
+            // A data key no key opens stops the rotation, and nothing changes.
+            try await Self.setDataKey(Array(repeating: 7, count: underOldKey.count), tenant: fixture.tenantID, on: fixture.pool)
+            let before = try await Self.sealedDataKeys(fixture.pool)
+            await #expect {
+                _ = try await rotated.rotateMasterKey(to: try SymmetricKey.random())
+            } throws: { ($0 as? CountersignError)?.code == .secretUnreadable }
+            #expect(try await Self.sealedDataKeys(fixture.pool) == before)
+        }
+    }
+
+    @Test func aRotationFromAWrongKeyOnADatabaseWithoutTheCheckSaysSo() async throws {
+        try await StorageFixture.run { fixture in
+            _ = try await fixture.credential()
+            try await Self.execute("DELETE FROM master_key_check", on: fixture.pool)
+            let stranger = SecretVault(masterKey: try SymmetricKey.random(), pool: fixture.pool)
+            await #expect {
+                _ = try await stranger.rotateMasterKey(to: try SymmetricKey.random())
+            } throws: { error in
+                (error as? CountersignError)?.code == .secretUnreadable && (error as? CountersignError)?.message.contains("not the one") == true
+            }
+        }
+    }
+
     @Test func anInstanceLeftWithTheOldKeyCreatesNoDataKeyAfterARotation() async throws {
         try await StorageFixture.run { fixture in
             // This instance started before the rotation and kept its key.
@@ -82,6 +118,10 @@ struct MasterKeyTests {
 
     private static func execute(_ sql: String, on pool: PostgresPool) async throws {
         _ = try await pool.withConnection { try $0.execute(sql) }
+    }
+
+    private static func setDataKey(_ sealed: [UInt8], tenant: UUID, on pool: PostgresPool) async throws {
+        _ = try await pool.withConnection { try $0.execute("UPDATE tenant_data_keys SET sealed_key = $1 WHERE tenant_id = $2", [.bytea(sealed), .uuid(tenant)]) }
     }
 
     private static func checks(_ pool: PostgresPool) async throws -> Int64 {

@@ -24,46 +24,60 @@ extension SecretVault {
     /// Seals every tenant's data key, and the check value, under `newKey` instead of the master
     /// key, in one transaction. The secrets are sealed under the data keys and stay as they are.
     ///
-    /// Returns how many data keys it sealed anew, or `nil` when the database is under `newKey`
-    /// already (the rotation was run before).
+    /// Run again, it seals anew what is still under the old key: a data key an instance of an
+    /// earlier release (which knows no check value) created after the rotation.
+    ///
+    /// Returns how many data keys it sealed anew, or `nil` when everything was under `newKey`
+    /// already.
     /// - Throws: `master_key_unavailable` without a master key; `secret_unreadable` when the
-    ///   master key is not the database's, or a data key does not open with it (nothing changes).
+    ///   master key is not the database's, or a data key opens with neither key (nothing changes).
     public func rotateMasterKey(to newKey: SymmetricKey) async throws -> Int? {
         guard let masterKey else {
             throw CountersignError(.masterKeyUnavailable, "no current master key is configured (COUNTERSIGN_MASTER_KEY_FILE)")
         }
+        let notTheDatabases = CountersignError(.secretUnreadable, "the current master key given is not the one this database's data keys are sealed under")
         // The check value must exist before the rotation locks it: a data key created while the
         // rotation runs then waits for it, and sees the new check value afterwards.
         _ = try await masterKeyMatchesDatabase()
         return try await pool.withTransaction { connection in
+            // None left by the line above: the current key opens the stored data keys no more.
             guard let check = try connection.query("SELECT sealed FROM master_key_check FOR UPDATE").rows.first?.decode("sealed", as: [UInt8].self) else {
-                throw CountersignError(.internalError, "the master key check vanished during the rotation")
+                throw notTheDatabases
             }
-            if Self.checkOpens(check, with: newKey) { return nil }
-            guard Self.checkOpens(check, with: masterKey) else {
-                throw CountersignError(.secretUnreadable, "the current master key given is not the one this database's data keys are sealed under")
-            }
-            // Lock order of data key creation too: the check value, then the data keys.
-            let dataKeys = try connection.query("SELECT tenant_id, sealed_key FROM tenant_data_keys ORDER BY tenant_id FOR UPDATE").rows
-            for row in dataKeys {
+            let checkUnderNewKey = Self.checkOpens(check, with: newKey)
+            guard checkUnderNewKey || Self.checkOpens(check, with: masterKey) else { throw notTheDatabases }
+            // Instances of an earlier release create data keys without looking at the check
+            // value: none may slip in between the read below and the commit.
+            try connection.execute("LOCK TABLE tenant_data_keys IN SHARE ROW EXCLUSIVE MODE")
+            var tenants: [String] = []
+            var resealed: [String] = []
+            for row in try connection.query("SELECT tenant_id, sealed_key FROM tenant_data_keys ORDER BY tenant_id").rows {
                 let tenantID = try row.decode("tenant_id", as: UUID.self)
+                let sealed = try row.decode("sealed_key", as: [UInt8].self)
                 let associatedData = TenantSecretKey.associatedData(tenantID: tenantID, rowID: nil)
-                let dataKey: SymmetricKey
-                do {
-                    dataKey = try AESGCM.openKey(try row.decode("sealed_key"), under: masterKey, associatedData: associatedData)
-                } catch {
-                    throw CountersignError(.secretUnreadable, "the data key of tenant \(tenantID.text) does not open with the current master key; nothing was changed")
+                if (try? AESGCM.openKey(sealed, under: newKey, associatedData: associatedData)) != nil { continue }
+                guard let dataKey = try? AESGCM.openKey(sealed, under: masterKey, associatedData: associatedData) else {
+                    throw CountersignError(.secretUnreadable, "the data key of tenant \(tenantID.text) opens with neither key; nothing was changed")
                 }
+                tenants.append(tenantID.text)
+                resealed.append(try AESGCM.seal(dataKey, under: newKey, associatedData: associatedData).hexString)
+            }
+            if !tenants.isEmpty {
                 try connection.execute(
-                    "UPDATE tenant_data_keys SET sealed_key = $2 WHERE tenant_id = $1",
-                    [.uuid(tenantID), .bytea(try AESGCM.seal(dataKey, under: newKey, associatedData: associatedData))]
+                    """
+                    UPDATE tenant_data_keys t SET sealed_key = decode(n.sealed, 'hex')
+                    FROM unnest($1::uuid[], $2::text[]) AS n (tenant_id, sealed) WHERE t.tenant_id = n.tenant_id
+                    """,
+                    [.textArray(tenants), .textArray(resealed)]
                 )
             }
-            try connection.execute(
-                "UPDATE master_key_check SET sealed = $1, rotated_at = now()",
-                [.bytea(try AESGCM.seal(try SymmetricKey.random(), under: newKey, associatedData: Self.checkAssociatedData))]
-            )
-            return dataKeys.count
+            if !checkUnderNewKey {
+                try connection.execute(
+                    "UPDATE master_key_check SET sealed = $1, rotated_at = now()",
+                    [.bytea(try AESGCM.seal(try SymmetricKey.random(), under: newKey, associatedData: Self.checkAssociatedData))]
+                )
+            }
+            return tenants.isEmpty && checkUnderNewKey ? nil : tenants.count
         }
     }
 

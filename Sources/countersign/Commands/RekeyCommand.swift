@@ -15,7 +15,8 @@ struct RekeyCommand: AsyncParsableCommand {
             Then restart every instance with the new key file. Until it restarts, an instance \
             still given the old key serves the tenants whose data keys it has open already, and \
             answers 503 master_key_unavailable where it would need another. Run again with the \
-            same keys, it changes nothing. Keep the old key until every instance runs with the new.
+            same keys, it changes nothing, or seals anew a data key that an instance of an earlier \
+            release created meanwhile. Keep the old key while an instance or a backup needs it.
             """
     )
 
@@ -60,7 +61,7 @@ struct RekeyCommand: AsyncParsableCommand {
         if let resealed {
             print("sealed \(resealed) tenant data key(s) under the new master key: restart every instance with it now")
         } else {
-            print("the database is under the new master key already; nothing changed")
+            print("every data key is sealed under the new master key already; nothing changed")
         }
     }
 
