@@ -103,8 +103,8 @@ public struct DecisionStore: Sendable {
         guard let row = try connection.query(
             """
             SELECT \(Self.columns), d.space_key, d.max_failures, d.block_seconds, d.block_increment_seconds, d.max_block_seconds,
-                d.tenant_version, d.tenant_version < c.secret_tenant_version AS released_replaced_secret
-            FROM decisions d LEFT JOIN credentials c ON c.id = d.credential_id
+                d.tenant_version
+            FROM decisions d
             WHERE d.id = $1 FOR UPDATE OF d
             """,
             [.uuid(decisionID)]
@@ -155,9 +155,7 @@ public struct DecisionStore: Sendable {
                 stateChanged = true
             }
         } else if outcome == .accepted, let credentialID = decision.credentialId,
-            // Read without a lock: an acceptance can only reset a count, which a change of the
-            // secret resets anyway.
-            try row.decode("released_replaced_secret", as: Bool?.self) != true
+            try Self.holdsReleasedSecret(credentialID, releasedAt: try row.decode("tenant_version"), on: connection)
         {
             try connection.execute(
                 "UPDATE rejection_counters SET failures = 0, updated_at = now() WHERE tenant_id = $1 AND credential_id = $2 AND space_key = $3 AND failures > 0",
@@ -176,12 +174,13 @@ public struct DecisionStore: Sendable {
 
     /// Whether the credential a decision made from tenant state `version` released still exists
     /// and holds the secret released then. A decision that released a secret replaced since says
-    /// nothing about the current one: its rejection is recorded and counts nothing.
+    /// nothing about the current one: its rejection is recorded and counts nothing, its
+    /// acceptance resets nothing.
     ///
     /// Read FOR SHARE before the counter is touched (lock order: sessions, decisions, credentials,
     /// counters, tenants): an admin's change of the secret that is under way holds the row until
-    /// it commits, so this reads the version that change sets, and a rejection of the old secret
-    /// cannot count against the new one however the two overlap.
+    /// it commits, so this reads the version that change sets, and an outcome of the old secret
+    /// cannot count against the new one, or reset its count, however the two overlap.
     private static func holdsReleasedSecret(_ credentialID: UUID, releasedAt version: Int?, on connection: PostgresConnection) throws -> Bool {
         guard let row = try connection.query(
             "SELECT $2::int8 < secret_tenant_version AS replaced FROM credentials WHERE id = $1 FOR SHARE",
