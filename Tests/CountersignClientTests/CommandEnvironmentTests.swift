@@ -27,6 +27,13 @@ struct CommandEnvironmentTests {
         #expect(output.contains("USAGE:"), "\(output)")
     }
 
+    @Test("an option's value that reads help asks for no help")
+    func helpAsAValue() async throws {
+        let (status, output) = try await FetchCommandTests.run(["dev", "--data-dir", "help"], environment: ["COUNTERSIGN_PORT": "80x"])
+        #expect(status == 64, "\(output)")
+        #expect(output.contains("COUNTERSIGN_PORT must be an integer"), "\(output)")
+    }
+
     @Test("migrate takes only the options it uses")
     func migrateOptions() async throws {
         let (status, output) = try await FetchCommandTests.run(["migrate", "--decision-writers", "2"], environment: [:])

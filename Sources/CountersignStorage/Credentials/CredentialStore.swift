@@ -168,12 +168,13 @@ public struct CredentialStore: Sendable {
         try connection.execute("UPDATE sessions SET state_version = state_version + 1 WHERE id = $1", [.uuid(sessionID)])
     }
 
-    /// Updates a tenant-owned credential by id; `nil` when the tenant has no such credential.
+    /// Updates one of the tenant's credentials by id (an admin's, or one a client submitted);
+    /// `nil` when the tenant has no such credential.
     public func update(tenantID: UUID, id: UUID, _ changes: Changes, actor: String) async throws -> Credential? {
         let key = try await vault.key(for: tenantID)
         do {
             return try await pool.withTransaction { connection in
-                try Self.moveOwningSession(tenantID: tenantID, credentialID: id, on: connection)
+                try Self.lockOwningSession(tenantID: tenantID, credentialID: id, on: connection)
                 guard let existing = try Self.lock(tenantID: tenantID, id: id, on: connection) else { return nil }
                 return try Self.apply(changes, to: existing, key: key, actor: actor, on: connection)
             }
@@ -227,8 +228,8 @@ public struct CredentialStore: Sendable {
     /// Returns false when the tenant has no such credential.
     public func delete(tenantID: UUID, id: UUID, actor: String) async throws -> Bool {
         try await pool.withTransaction { connection in
-            try Self.moveOwningSession(tenantID: tenantID, credentialID: id, on: connection)
-            guard try Self.lock(tenantID: tenantID, id: id, on: connection) != nil else { return false }
+            try Self.lockOwningSession(tenantID: tenantID, credentialID: id, on: connection)
+            guard let existing = try Self.lock(tenantID: tenantID, id: id, on: connection) else { return false }
             if let policy = try PolicyStore.current(tenantID: tenantID, lock: true, on: connection) {
                 if let rule = policy.policy.rules.first(where: { $0.then.credentialId?.lowercased() == id.text }) {
                     throw CountersignError(.credentialInUse, "policy rule '\(rule.id)' names this credential; change the policy first")
@@ -241,6 +242,7 @@ public struct CredentialStore: Sendable {
             try connection.execute("DELETE FROM credentials WHERE tenant_id = $1 AND id = $2", [.uuid(tenantID), .uuid(id)])
             try CredentialHistory.record("deleted", credentialID: id, tenantID: tenantID, actor: actor, on: connection)
             try TenantStateVersion.bump(tenantID, on: connection)
+            try Self.moveOwningSession(of: existing, on: connection)
             return true
         }
     }
@@ -346,20 +348,24 @@ public struct CredentialStore: Sendable {
         ).rows.first.map(Credential.init(row:))
     }
 
-    /// Moves the state version of the session a session's credential belongs to, before the
-    /// credential is locked (lock order: sessions, decisions, credentials, counters, tenants). A
-    /// session keeps its own credentials in the decision state every instance caches, and a
-    /// decision is checked against the session's version as against the tenant's: moving only the
-    /// tenant's would let the instance that made the change, having reloaded the tenant alone,
-    /// release the credential as the session last cached it, deleted or with its old secret.
-    private static func moveOwningSession(tenantID: UUID, credentialID: UUID, on connection: PostgresConnection) throws {
+    /// Locks the session a session's credential belongs to, before the credential itself (lock
+    /// order: sessions, decisions, credentials, counters, tenants), for `moveOwningSession`.
+    private static func lockOwningSession(tenantID: UUID, credentialID: UUID, on connection: PostgresConnection) throws {
         try connection.execute(
-            """
-            UPDATE sessions SET state_version = state_version + 1
-            WHERE id = (SELECT owner_session_id FROM credentials WHERE tenant_id = $1 AND id = $2)
-            """,
+            "SELECT 1 FROM sessions WHERE id = (SELECT owner_session_id FROM credentials WHERE tenant_id = $1 AND id = $2) FOR NO KEY UPDATE",
             [.uuid(tenantID), .uuid(credentialID)]
         )
+    }
+
+    /// Moves the state version of the session `credential` belongs to, if a session owns it, once
+    /// the credential changed. A session keeps its own credentials in the decision state every
+    /// instance caches, and a decision is checked against the session's version as against the
+    /// tenant's: moving only the tenant's would let the instance that made the change, having
+    /// reloaded the tenant alone, release the credential as the session last cached it, deleted
+    /// or with its old secret. The caller locked the session first (`lockOwningSession`).
+    private static func moveOwningSession(of credential: Credential, on connection: PostgresConnection) throws {
+        guard case .session(let sessionID, _) = credential.owner else { return }
+        try connection.execute("UPDATE sessions SET state_version = state_version + 1 WHERE id = $1", [.uuid(sessionID)])
     }
 
     static func lock(tenantID: UUID, id: UUID, on connection: PostgresConnection) throws -> Credential? {
@@ -418,6 +424,7 @@ public struct CredentialStore: Sendable {
         }
         try CredentialHistory.record(secretChanged ? "secret_changed" : "updated", credentialID: existing.id, tenantID: tenantID, actor: actor, details: details, on: connection)
         try TenantStateVersion.bump(tenantID, on: connection)
+        try moveOwningSession(of: existing, on: connection)
         if secretChanged {
             // Decisions made from an earlier state version released the earlier secret; their
             // rejections are not this secret's (DecisionStore.recordOutcome, migration 0012).

@@ -40,5 +40,10 @@ enum Environment {
         exit(64)  // EX_USAGE, as ArgumentParser's own validation errors
     }
 
-    private static let helpRequested = CommandLine.arguments.dropFirst().contains { ["-h", "--help", "help"].contains($0) }
+    /// As ArgumentParser reads a command line: `help` as the first argument, or the flag before
+    /// any `--` (an option's value that happens to be `help` asks for nothing).
+    private static let helpRequested: Bool = {
+        let arguments = CommandLine.arguments.dropFirst()
+        return arguments.first == "help" || arguments.prefix { $0 != "--" }.contains { $0 == "-h" || $0 == "--help" }
+    }()
 }
