@@ -219,8 +219,9 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
             status: refusal.error.code.kind.status,
             headerFields: [.connection: "close", RequestObservationMiddleware.requestIDField: requestID.description]
         )
-        // From the request's arrival to its answer, the wait for the answers owed before it
-        // included, as for a routed request.
+        // From the request's arrival to its answer. Pipelined behind others, a refusal's time
+        // includes the wait for their answers, which a routed request's (begun when a handler
+        // takes it) does not.
         let elapsed = DispatchTime.now().uptimeNanoseconds - refusal.arrived
         logger.info(
             "request",

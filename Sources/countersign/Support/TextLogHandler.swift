@@ -6,24 +6,22 @@ import Logging
 /// Hummingbird gives every request a logger carrying its request id, and `StreamLogHandler`
 /// formats its whole metadata on every change: a sort, a join and an allocation per request,
 /// even at levels where the request never logs a line. Here the metadata is only kept, and
-/// handed to the stream handler as the event's own when a line is written, which formats it
-/// exactly as before.
+/// handed to the stream handler with the provider's and the event's own when a line is written,
+/// ranked as that handler ranks them, so the line reads as before.
 struct TextLogHandler: LogHandler {
+    /// Without metadata or provider of its own: both are merged here.
     private var stream: StreamLogHandler
     var metadata: Logger.Metadata = [:]
+    var metadataProvider: Logger.MetadataProvider?
 
     init(label: String) {
-        stream = StreamLogHandler.standardError(label: label)
+        stream = StreamLogHandler.standardError(label: label, metadataProvider: nil)
+        metadataProvider = LoggingSystem.metadataProvider
     }
 
     var logLevel: Logger.Level {
         get { stream.logLevel }
         set { stream.logLevel = newValue }
-    }
-
-    var metadataProvider: Logger.MetadataProvider? {
-        get { stream.metadataProvider }
-        set { stream.metadataProvider = newValue }
     }
 
     subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -33,10 +31,11 @@ struct TextLogHandler: LogHandler {
 
     func log(event: LogEvent) {
         var event = event
-        if !metadata.isEmpty {
-            // The event's own metadata wins over the logger's, as in StreamLogHandler.
-            event.metadata = metadata.merging(event.metadata ?? [:]) { _, own in own }
-        }
+        // The logger's, then the provider's, then the event's own, each winning over the last.
+        var merged = metadata
+        if let provided = metadataProvider?.get() { merged.merge(provided) { _, provided in provided } }
+        if let own = event.metadata { merged.merge(own) { _, own in own } }
+        event.metadata = merged
         stream.log(event: event)
     }
 }
