@@ -38,7 +38,9 @@ struct DecisionsHostPatternTests {
         #expect(try !HostPattern(pattern).matches(host))
     }
 
-    @Test(arguments: ["", "**.example.com", "a..b", "example.com.", "exa mple.com", "example.com/path", "ex$ample.com", "über.example.com", "[", "a]b", ".a.com", "[::1", "[g::1]"])
+    @Test(arguments: ["", "**.example.com", "a..b", "example.com.", "exa mple.com", "example.com/path", "ex$ample.com", "über.example.com", "[", "a]b", ".a.com", "[::1", "[g::1]",
+        // The Kelvin sign, which lower-cases to an ASCII k.
+        "\u{212A}.example.com"])
     func refusesBadGlobs(pattern: String) {
         #expect(throws: CountersignError(.invalidHostPattern, "")) { try HostPattern(pattern) }
     }

@@ -8,11 +8,14 @@ public struct HostPattern: Hashable, Sendable, CustomStringConvertible {
     private let lowered: [UInt8]
 
     public init(_ pattern: String) throws {
-        let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789-._:[]*?".utf8)
-        let lowered = Array(pattern.lowercased().utf8)
-        guard !lowered.isEmpty, lowered.count <= 253, lowered.allSatisfy(allowed.contains) else {
+        // Checked before it is lower-cased: Unicode lower-cases a few letters to ASCII (the
+        // Kelvin sign to a k).
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._:[]*?".utf8)
+        let bytes = Array(pattern.utf8)
+        guard !bytes.isEmpty, bytes.count <= 253, bytes.allSatisfy(allowed.contains) else {
             throw CountersignError(.invalidHostPattern, "'\(Self.quoted(pattern))' is not a host glob: use letters, digits, '-', '.', ':', '*' and '?', at most 253 characters")
         }
+        let lowered = bytes.map { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) ? $0 + 32 : $0 }
         guard !pattern.contains("**"), HostShape.isWellFormed(lowered, wildcards: true), lowered.last != UInt8(ascii: ".") else {
             throw CountersignError(
                 .invalidHostPattern,

@@ -102,6 +102,7 @@ struct PolicyController: Sendable {
         }
         group.post("explain") { request, context in
             let input = try await body.decode(Explain.self, from: request)
+            if let clientID = input.clientId { try Validation.name(clientID, field: "clientId") }
             let (plan, _) = try await decisions.explain(
                 input.challenge,
                 tenantID: context.tenantID,
