@@ -2,21 +2,26 @@ import CountersignCore
 import CountersignPostgres
 import Synchronization
 
-/// Ready means: the database answers, and it holds every migration this build knows.
+/// Ready means: the database answers, it holds every migration this build knows, and this
+/// instance's master key is the database's (an instance left with the old key by a rotation can
+/// open no secret it has not opened already, and should take no traffic).
 final class Readiness: Sendable {
     let pool: PostgresPool
     /// The newest migration version among the files this instance was started with.
     let expectedSchemaVersion: Int
+    /// Whether the master key is the database's; `nil` without one.
+    let masterKeyMatchesDatabase: @Sendable () async throws -> Bool?
     /// A probe must answer quickly even when the database hangs.
     let timeout: Duration = .seconds(2)
     /// How long an answer is reused.
     let cacheTTL: Duration
     private let recent = Mutex<(at: ContinuousClock.Instant, failure: CountersignError?)?>(nil)
 
-    init(pool: PostgresPool, expectedSchemaVersion: Int, cacheTTL: Duration) {
+    init(pool: PostgresPool, expectedSchemaVersion: Int, cacheTTL: Duration, masterKeyMatchesDatabase: @escaping @Sendable () async throws -> Bool?) {
         self.pool = pool
         self.expectedSchemaVersion = expectedSchemaVersion
         self.cacheTTL = cacheTTL
+        self.masterKeyMatchesDatabase = masterKeyMatchesDatabase
     }
 
     func check() async throws {
@@ -50,6 +55,18 @@ final class Readiness: Sendable {
         }
         guard version >= expectedSchemaVersion else {
             throw CountersignError(.notReady, "the database schema is at version \(version); this build needs \(expectedSchemaVersion)")
+        }
+        let keyMatches: Bool?
+        do {
+            keyMatches = try await withTimeout(timeout, masterKeyMatchesDatabase)
+        } catch {
+            throw CountersignError(.notReady, "the database is unreachable")
+        }
+        guard keyMatches != false else {
+            throw CountersignError(
+                .notReady,
+                "this instance's master key is not the database's (rotated with `countersign rekey`?): restart it with the current key"
+            )
         }
     }
 }

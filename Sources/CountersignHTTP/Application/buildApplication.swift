@@ -23,10 +23,12 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
     router.add(middleware: RequestObservationMiddleware(metrics: requestMetrics))
     router.add(middleware: ErrorMiddleware())
 
+    let vault = SecretVault(masterKey: configuration.masterKey, pool: pool)
     let readiness = Readiness(
         pool: pool,
         expectedSchemaVersion: migrationFiles.map(\.version).max() ?? 0,
-        cacheTTL: configuration.readinessCacheTTL
+        cacheTTL: configuration.readinessCacheTTL,
+        masterKeyMatchesDatabase: { try await vault.masterKeyMatchesDatabase() }
     )
     HealthController(readiness: readiness, metrics: registry).addRoutes(to: router)
 
@@ -39,7 +41,6 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
     }
     let authenticator = APIKeyAuthenticator(lookups: keyLookups, operatorKey: configuration.operatorKey, ttl: configuration.apiKeyCacheTTL)
 
-    let vault = SecretVault(masterKey: configuration.masterKey, pool: pool)
     let credentials = CredentialStore(pool: pool, vault: vault)
     let identities = IdentityStore(pool: pool, vault: vault)
     let sessionStore = SessionStore(pool: pool)

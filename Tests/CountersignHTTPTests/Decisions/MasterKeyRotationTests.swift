@@ -34,8 +34,6 @@ struct MasterKeyRotationTests {
         let tenant = try await api.tenant()
         _ = try await api.credential(tenant, password: "kept-across-rotation")
         try await api.releasePolicy(tenant)
-        try await client.shutdown()
-        before.stop()
 
         let newKeyFile = keys.directory.appendingPathComponent("new.key").path
         try MasterKey.generate(toFile: newKeyFile)
@@ -46,6 +44,16 @@ struct MasterKeyRotationTests {
         #expect(rotated.outputText.contains("sealed 1 tenant data key(s) under the new master key"), "\(rotated.outputText)")
         let again = try ChildProcess.run(ServiceProcess.executable, rekey)
         #expect(again.status == 0 && again.outputText.contains("nothing changed"), "\(again.outputText) \(again.errorText)")
+
+        // The instance still given the old key stops saying it is ready (its answer is reused for a second).
+        var readiness = try await api.call(.get, "/readyz")
+        for _ in 0..<30 where readiness.status == 200 {
+            try await Task.sleep(for: .milliseconds(100))
+            readiness = try await api.call(.get, "/readyz")
+        }
+        #expect(readiness.status == 503 && readiness.errorCode == "not_ready", "\(readiness)")
+        try await client.shutdown()
+        before.stop()
 
         let stale = try ServiceProcess(databaseURL: databaseURL, keys: keys)
         defer { stale.stop() }
