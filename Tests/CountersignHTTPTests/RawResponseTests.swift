@@ -214,6 +214,29 @@ struct RawResponseTests {
         }
     }
 
+    /// A server that calls every nonce stale refuses the credential: after three renewals in one
+    /// attempt, the next is a rejection, and the client's loop ends at the block.
+    @Test func aServerCallingEveryNonceStaleIsRefusingTheCredential() async throws {
+        try await TestService.run { api in
+            let tenant = try await releasing(api, then: #""maxFailures": 2"#)
+            _ = try await api.credential(tenant, host: "files.example.com", account: "alice", password: "pw")
+            let session = try await api.session(tenant)
+            func stale(_ nonce: Int) async throws -> Reply {
+                try await api.response(
+                    tenant, session: session, headers: [["WWW-Authenticate", #"Digest realm="Files", nonce="n\#(nonce)", qop="auth", stale=true"#]]
+                )
+            }
+            _ = try await api.response(tenant, session: session, headers: [["WWW-Authenticate", #"Digest realm="Files", nonce="n0", qop="auth""#]])
+            var replies: [Reply] = []
+            for nonce in 1...8 { replies.append(try await stale(nonce)) }
+            let counted = replies.map { $0.string("countedRejection") != nil }
+            // Three renewals, a rejection (a new attempt), three renewals, a rejection that blocks.
+            #expect(counted == [false, false, false, true, false, false, false, true], "\(replies)")
+            #expect(replies[3].string("reasonCode") == "authorization", "\(replies[3])")
+            #expect(replies[7].string("disposition") != "useCredential", "\(replies[7])")
+        }
+    }
+
     @Test func a403AfterTheCredentialStopsWithoutCounting() async throws {
         try await TestService.run { api in
             let tenant = try await releasing(api, then: #""maxFailures": 1"#)

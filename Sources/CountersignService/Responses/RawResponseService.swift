@@ -203,13 +203,24 @@ public struct RawResponseService: Sendable {
     }
 
     /// Whether the response goes on with the attempt the earlier release began, not a further
-    /// failure: a new nonce for a good credential, or the server's next handshake message, once
-    /// per attempt (a server that keeps sending CHALLENGE messages is refusing the handshake).
+    /// failure: a new nonce for a good credential, or the server's next handshake message. Each
+    /// only so often per attempt: a server that calls every nonce stale, or keeps sending
+    /// CHALLENGE messages, is refusing the credential, and a client must not loop for ever.
     private func continuesAttempt(_ earlier: DecisionEntry, in context: RawResponseContext) async throws -> Bool {
-        if Self.isStale(earlier, in: context) { return true }
-        guard Self.continuesHandshake(earlier, in: context) else { return false }
-        return try await !store.handshakeContinued(earlier)
+        let allowed: Int
+        if Self.isStale(earlier, in: context) {
+            allowed = Self.nonceRenewalsPerAttempt
+        } else if Self.continuesHandshake(earlier, in: context) {
+            allowed = 1
+        } else {
+            return false
+        }
+        return try await store.continuations(of: earlier) < allowed
     }
+
+    /// Nonces a server may renew (`stale=true`) within one attempt: a nonce expiring while the
+    /// request was under way is ordinary, one after another is a server refusing the credential.
+    static let nonceRenewalsPerAttempt = 3
 
     /// Whether the response is the next message of the NTLM handshake the earlier release began:
     /// an `NTLM` challenge carrying the server's CHALLENGE message (MS-NLMP §3.1.5.1). A failed

@@ -19,21 +19,20 @@ extension DecisionStore {
         }
     }
 
-    /// Whether the attempt `release` belongs to has had its NTLM handshake continued already:
-    /// another NTLM release of the same kind to its task, for the same server, at the same failure
-    /// count. A continued handshake keeps the attempt's failure count; a rejection starts the next
-    /// attempt with a higher one. Read without a lock: two identical responses forwarded at the
-    /// same moment for one task may both continue, which costs the server one more handshake.
-    public func handshakeContinued(_ release: DecisionEntry) async throws -> Bool {
+    /// How often the attempt `release` belongs to was continued already (a renewed Digest nonce,
+    /// the NTLM handshake's next message): the other releases of its kind and method to its task,
+    /// for the same server, at the same failure count. A continuation keeps the attempt's failure
+    /// count; a rejection starts the next attempt with a higher one. Read without a lock: two
+    /// identical responses forwarded at the same moment for one task may both continue, which
+    /// costs the server one more round.
+    public func continuations(of release: DecisionEntry) async throws -> Int {
         try await pool.withConnection { connection in
             try connection.query(
                 """
-                SELECT EXISTS (
-                    SELECT 1 FROM decisions d
-                    WHERE d.session_id = $1 AND d.task_id = $2 AND d.id <> $3 AND d.is_proxy = $4 AND d.host = $5 AND d.port = $6
-                      AND d.authentication_method = $7 AND d.previous_failure_count = $8
-                      AND d.disposition = 'useCredential' AND d.credential_id IS NOT NULL AND d.kind = $9
-                ) AS continued
+                SELECT count(*) AS continued FROM decisions d
+                WHERE d.session_id = $1 AND d.task_id = $2 AND d.id <> $3 AND d.is_proxy = $4 AND d.host = $5 AND d.port = $6
+                  AND d.authentication_method = $7 AND d.previous_failure_count = $8
+                  AND d.disposition = 'useCredential' AND d.credential_id IS NOT NULL AND d.kind = $9
                 """,
                 [
                     .uuid(release.sessionId), .text(release.taskId), .uuid(release.id), .bool(release.protectionSpace.isProxy),
