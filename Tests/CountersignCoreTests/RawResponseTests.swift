@@ -158,6 +158,14 @@ struct RawResponseTests {
         #expect(code { try raw.validated() } == expected)
     }
 
+    /// The host is checked as a challenge's is, once percent-decoded: a NUL could not be stored,
+    /// and a control character would be recorded as the decision's host.
+    @Test(arguments: ["http://a.example.com%00/", "http://evil%0Ahost/", "http://a%1Bb/", "http://a%20b/", "http://a%E2%80%A8b/", "http://[zz]/", "http://./", "http://a..b/"])
+    func refusesURLsThatNameNoHost(url: String) {
+        let raw = RawResponse(taskId: "t", status: 401, headers: [["WWW-Authenticate", "Basic"]], request: .init(method: "GET", url: url))
+        #expect(code { try raw.validated() } == "invalid_field", "\(url)")
+    }
+
     @Test func aForbiddenResponseNeedsNoChallenge() throws {
         let context = try response(status: 403, headers: [["Content-Type", "text/html"]]).validated()
         #expect(context.challenges.isEmpty)

@@ -218,6 +218,8 @@ struct ContractLimitTests {
         Case("answerRawResponse digest", "request.method", "GE T", false),
         Case("answerRawResponse digest", "request.url", "https://www.example.org/dir/index .html", false),
         Case("answerRawResponse digest", "request.url", "ftp://www.example.org/dir/index.html", false),
+        Case("answerRawResponse digest", "request.url", "https://www.example.org/dir/\u{9B}index.html", false),
+        Case("answerRawResponse digest", "request.url", "https://www.example.org/dir/índex.html", true),
         Case("answerRawResponse digest", "request.requestTarget", "/dir/index.html", true),
         Case("answerRawResponse digest", "request.requestTarget", "", false),
         Case("answerRawResponse digest", "request.bodyHash", ["algorithm": "MD5", "value": text("0", 33)], false),

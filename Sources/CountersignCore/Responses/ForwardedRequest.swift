@@ -36,16 +36,18 @@ public struct ForwardedRequest: Codable, Hashable, Sendable {
     }
 
     func parsedURL() throws -> ParsedURL {
-        guard url.utf8.count <= RawResponse.maximumURLLength, !url.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }),
+        guard url.utf8.count <= RawResponse.maximumURLLength, !Self.hasSpaceOrControl(url),
             let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
             scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty
         else {
             throw CountersignError(.invalidField, "'request.url' must be an absolute http or https URL")
         }
-        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-        guard bare.utf8.count <= 253, !bare.contains("/") else {
-            throw CountersignError(.invalidField, "'request.url' must name a host")
+        // Checked as a challenge's host is, after the percent-decoding URLComponents does: the
+        // decoded host is what is recorded and matched.
+        guard ProtectionSpace.isHostName(host) else {
+            throw CountersignError(.invalidField, "'request.url' must name a host: a host name or address")
         }
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         let port = components.port ?? (scheme == "https" ? 443 : 80)
         guard (1...65535).contains(port) else {
             throw CountersignError(.invalidField, "'request.url' has an invalid port")
@@ -62,6 +64,11 @@ public struct ForwardedRequest: Codable, Hashable, Sendable {
         )
     }
 
+    /// A space, or a C0 or C1 control character: none belongs in a URL or request-target.
+    private static func hasSpaceOrControl(_ text: String) -> Bool {
+        text.unicodeScalars.contains { $0.value <= 0x20 || (0x7F...0x9F).contains($0.value) }
+    }
+
     func validatedMethod() throws -> String {
         guard !method.isEmpty, method.utf8.count <= 64, AuthenticationSyntax.isToken(method) else {
             throw CountersignError(.invalidField, "'request.method' must be an HTTP method, such as GET")
@@ -72,9 +79,7 @@ public struct ForwardedRequest: Codable, Hashable, Sendable {
     /// The Digest `uri`: what the request line carried.
     func requestTarget(url: ParsedURL, throughProxy: Bool) throws -> String {
         if let requestTarget {
-            guard !requestTarget.isEmpty, requestTarget.utf8.count <= RawResponse.maximumURLLength,
-                requestTarget.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7F })
-            else {
+            guard !requestTarget.isEmpty, requestTarget.utf8.count <= RawResponse.maximumURLLength, !Self.hasSpaceOrControl(requestTarget) else {
                 throw CountersignError(.invalidField, "'request.requestTarget' must be a request-target without spaces or control characters")
             }
             return requestTarget
