@@ -289,6 +289,22 @@ struct RawResponseTests {
         }
     }
 
+    @Test func a401AfterFinishTasksIsStillTheRejectionOfThePendingDecision() async throws {
+        try await TestService.run { api in
+            let tenant = try await releasing(api, then: #""maxFailures": 5"#)
+            let credential = try await api.credential(tenant, host: "files.example.com", account: "alice", password: "pw")
+            let session = try await api.session(tenant)
+            let released = try await api.response(tenant, session: session, headers: [["WWW-Authenticate", #"Basic realm="Files""#]])
+            #expect(try await api.invalidate(tenant, session: session, mode: "finishTasks").status == 200)
+
+            let again = try await api.response(tenant, session: session, headers: [["WWW-Authenticate", #"Basic realm="Files""#]])
+            #expect(again.status == 409 && again.errorCode == "session_invalidated", "\(again)")
+            let earlier = try await decision(api, tenant, try #require(released.string("decisionId")))
+            #expect(earlier.string("outcome") == "rejected")
+            #expect(try await api.counters(tenant, credential: credential).first?["failures"] as? Int == 1)
+        }
+    }
+
     @Test func a403ReportedAsAnOutcomeIsRecordedAsRefused() async throws {
         try await TestService.run { api in
             let tenant = try await releasing(api, then: #""maxFailures": 1"#)

@@ -147,15 +147,10 @@ extension DecisionService {
         }
     }
 
-    /// The session if it belongs to the tenant (`not_found` otherwise) and, when `active`, is
-    /// still active (`session_invalidated` otherwise).
+    /// The session, ended or not, if it belongs to the tenant (`not_found` otherwise).
     @discardableResult
-    public func session(of asker: Asker, active: Bool) async throws -> Session {
-        let session = try await cache.session(asker.sessionID, tenantID: asker.tenantID).session
-        guard !active || session.isActive(at: Date()) else {
-            throw CountersignError(.sessionInvalidated, "the session is invalidated; open a new one")
-        }
-        return session
+    public func session(of asker: Asker) async throws -> Session {
+        try await cache.session(asker.sessionID, tenantID: asker.tenantID).session
     }
 
     private func forgetState(_ asker: Asker) {

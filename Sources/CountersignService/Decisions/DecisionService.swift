@@ -59,10 +59,13 @@ public struct DecisionService: Sendable {
         let space = challenge.protectionSpace.normalized
         let tls = try PresentedTLS.parse(challenge)
         let session = try await cache.session(asker.sessionID, tenantID: asker.tenantID)
+        // The retry reports the outcome of a decision already made, which a session ended with
+        // `finishTasks` (or by expiry) still takes, as it takes an explicit report; a `cancel`
+        // left no decision without an outcome, so nothing counts then.
+        let countedRejection = try await countRetry(challenge, space: space, session: session.session)
         guard session.session.isActive(at: Date()) else {
             throw CountersignError(.sessionInvalidated, "the session is invalidated; open a new one")
         }
-        let countedRejection = try await countRetry(challenge, space: space, session: session.session)
         // Trust evaluations are kept across the attempts of one decision: a chain judged once
         // is not judged again because the policy state moved.
         var verdicts = TrustVerdicts()

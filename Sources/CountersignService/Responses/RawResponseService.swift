@@ -52,9 +52,10 @@ public struct RawResponseService: Sendable {
 
     public func answer(_ response: RawResponse, for asker: DecisionService.Asker) async throws -> ResponseAnswer {
         let context = try response.validated(parser: parser)
-        // A 403 reports the outcome of a decision, which a session invalidated with `finishTasks`
-        // still takes; recording the answer to it then fails as any new decision would.
-        try await decisions.session(of: asker, active: context.status != 403)
+        // The response reports the outcome of an earlier decision, which a session ended with
+        // `finishTasks` (or by expiry) still takes; recording the answer to it then fails as any
+        // new decision would, with `session_invalidated`.
+        try await decisions.session(of: asker)
         if context.status == 403 {
             return try await refusal(context, for: asker)
         }

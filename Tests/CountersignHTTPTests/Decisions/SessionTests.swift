@@ -123,6 +123,38 @@ struct SessionTests {
         }
     }
 
+    /// A retry naming the released user is how the client reports a rejection: an ended session
+    /// takes it as it takes an explicit report, and still answers nothing new.
+    @Test(arguments: ["finishTasks", "cancel"])
+    func aRetryAfterInvalidationIsStillTheRejectionOfTheEarlierDecision(mode: String) async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let credential = try await api.credential(tenant)
+            try await api.releasePolicy(tenant, then: #""maxFailures": 5"#)
+            let session = try await api.session(tenant)
+            let released = try #require(try await api.decided(tenant, session: session).string("decisionId"))
+            #expect(try await api.invalidate(tenant, session: session, mode: mode).status == 200)
+
+            let retry = try await api.decide(
+                tenant, session: session,
+                ChallengeBody(proposedCredential: .init(user: "svc", hasPassword: true), previousFailureCount: 1, failureResponse: .init(status: 401))
+            )
+            #expect(retry.status == 409 && retry.errorCode == "session_invalidated", "\(retry)")
+            let earlier = try await api.decisionRecord(tenant, released)
+            let failures = try await api.counters(tenant, credential: credential).first?["failures"] as? Int ?? 0
+            if mode == "finishTasks" {
+                #expect(earlier.string("outcome") == "rejected")
+                #expect(failures == 1)
+                // Reported again, explicitly: counted once.
+                let reported = try await api.outcome(tenant, decision: released, "rejected", upstreamStatus: 401)
+                #expect(reported.status == 200 && reported["counted"] as? Bool == false, "\(reported)")
+            } else {
+                #expect(earlier.string("outcome") == "cancelled")
+                #expect(failures == 0)
+            }
+        }
+    }
+
     @Test func cancelCancelsPendingDecisionsAtOnce() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()
