@@ -216,6 +216,32 @@ struct DecisionsEngineTests {
         #expect(!fixture.decide(F.space(realm: "Other")).passedOverMemory)
     }
 
+    /// An admin who moves a credential to another host, realm or proxy takes it away from the
+    /// sessions that remembered it, unless the releasing rule names it by id (then the rule's
+    /// match, not the credential's attributes, says where it answers).
+    @Test(arguments: [
+        ("host", F.credential(host: "other.example.com"), false),
+        ("realm", F.credential(realm: "Elsewhere"), false),
+        ("proxy", F.credential(isProxy: true), false),
+        ("proxy, rule names it", F.credential(isProxy: true), true),
+        ("host, rule names it", F.credential(host: "other.example.com"), true),
+    ])
+    func aRememberedCredentialMovedElsewhereNoLongerAnswers(change: String, moved: Credential, namedByRule: Bool) {
+        var fixture = F()
+        fixture.credentials = [moved]
+        let action = RuleAction(disposition: .cancelAuthenticationChallenge, credentialId: namedByRule ? moved.id.text : nil)
+        fixture.rules = [F.rule("r", then: action)]
+        let key = F.space().key
+        fixture.memory[key] = SessionMemoryEntry(
+            spaceKey: key, disposition: .useCredential, credentialID: moved.id, persistence: .forSession,
+            ruleID: "r", ruleName: nil, maxFailures: 5, blockedDisposition: nil
+        )
+        let plan = fixture.decide()
+        let servedFromMemory = namedByRule && !moved.attributes.isProxy
+        #expect(plan.source == (servedFromMemory ? .session : .policy), "\(change)")
+        #expect(plan.disposition == (servedFromMemory ? .useCredential : .cancelAuthenticationChallenge), "\(change)")
+    }
+
     @Test func aRememberedCredentialThatIsBlockedAnswersItsBlockedDisposition() {
         var fixture = F()
         let credential = F.credential()

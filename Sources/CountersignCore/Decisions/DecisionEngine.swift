@@ -10,7 +10,8 @@ public import Foundation
 ///    a credential released with any persistence but `none` (`forSession`, `permanent`,
 ///    `synchronizable`), a credential the client submitted `forSession`, or the answer to a
 ///    session-wide challenge (ServerTrust, ClientCertificate, NTLM, Negotiate). It holds until
-///    the session ends or the credential is rejected (or deleted); while the remembered
+///    the session ends or the credential is rejected, deleted, or edited so that it no longer
+///    fits the space (unless the rule that released it names it by id); while the remembered
 ///    credential is blocked, the blocked disposition of the rule that released it answers;
 /// 2. the first policy rule that matches; no rule: `performDefaultHandling`;
 /// 3. for `useCredential`, the credential the rule names by id, else the fitting credentials
@@ -53,7 +54,7 @@ public enum DecisionEngine {
             )
         }
         let memoryKey = Self.memoryKey(spaceKey: spaceKey, method: method, inputs: inputs)
-        if let remembered = inputs.sessionMemory[memoryKey], let plan = answer(from: remembered, scope: scope, inputs: inputs) {
+        if let remembered = inputs.sessionMemory[memoryKey], let plan = answer(from: remembered, for: space, scope: scope, inputs: inputs) {
             return plan
         }
         guard let rule = inputs.policy.rule(for: space) else {
@@ -134,8 +135,8 @@ public enum DecisionEngine {
     }
 
     /// The answer a session remembered, or `nil` when it no longer holds (its credential was
-    /// deleted) and the policy must decide again.
-    private static func answer(from remembered: SessionMemoryEntry, scope: DecisionScope, inputs: DecisionInputs) -> DecisionPlan? {
+    /// deleted, or re-scoped away from `space`) and the policy must decide again.
+    private static func answer(from remembered: SessionMemoryEntry, for space: ProtectionSpace, scope: DecisionScope, inputs: DecisionInputs) -> DecisionPlan? {
         let rule = remembered.ruleID.map { RuleReference(id: $0, name: remembered.ruleName) }
         guard remembered.disposition == .useCredential else {
             return DecisionPlan(
@@ -158,6 +159,9 @@ public enum DecisionEngine {
             )
         }
         guard let id = remembered.credentialID, let credential = inputs.credentials.first(where: { $0.id == id }) else { return nil }
+        if credential.kind == .password, !stillAnswers(credential, space, releasedBy: remembered.ruleID, policy: inputs.policy) {
+            return nil
+        }
         if credential.kind == .clientIdentity, credential.certificate?.isValid(at: inputs.now) != true {
             // Expired identities are never released; the policy decides again.
             return nil
@@ -187,6 +191,16 @@ public enum DecisionEngine {
             maxFailures: remembered.maxFailures,
             blockSchedule: remembered.blockSchedule
         )
+    }
+
+    /// Whether a remembered password may still answer `space` after an admin edited it: as in
+    /// step 3, it must fit the space unless the rule that released it names it by id, and a
+    /// proxy's credential never answers an origin server (nor the other way round).
+    private static func stillAnswers(_ credential: Credential, _ space: ProtectionSpace, releasedBy ruleID: String?, policy: Policy) -> Bool {
+        guard credential.attributes.isProxy == space.isProxy else { return false }
+        if credential.attributes.fits(space) { return true }
+        let rule = ruleID.flatMap { id in policy.rules.first { $0.id == id } }
+        return rule?.then.credentialId?.lowercased() == credential.id.text
     }
 
     private static func candidates(for space: ProtectionSpace, action: RuleAction, inputs: DecisionInputs) -> [Credential] {

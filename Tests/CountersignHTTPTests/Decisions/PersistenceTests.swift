@@ -65,6 +65,24 @@ struct PersistenceTests {
         }
     }
 
+    @Test func forSessionEndsWhenAnAdminMovesTheCredentialElsewhere() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let credential = try await api.credential(tenant)
+            try await api.releasePolicy(tenant)
+            let session = try await api.session(tenant)
+            _ = try await api.decided(tenant, session: session)
+            #expect(try await api.decided(tenant, session: session, taskId: "task-2").string("source") == "session")
+
+            let moved = try await api.call(.patch, "/v1/credentials/\(credential)", key: tenant.adminKey, json: ["host": "elsewhere.example.com"])
+            #expect(moved.status == 200, "\(moved)")
+            let after = try await api.decided(tenant, session: session, taskId: "task-3")
+            #expect(after.string("source") == "policy")
+            #expect(after.string("disposition") != "useCredential", "\(after)")
+            #expect(after.credentialPassword == nil)
+        }
+    }
+
     @Test func permanentFollowsTheClientAcrossSessions() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()
