@@ -1,3 +1,4 @@
+import CountersignCore
 import Foundation
 import Testing
 
@@ -78,6 +79,29 @@ struct HostileInputTests {
                 let reply = try await api.call(.get, "/v1/decisions?cursor=\(cursor)", key: tenant.adminKey)
                 #expect(reply.status == 400 && reply.errorCode == "invalid_query", "\(time): \(reply)")
             }
+        }
+    }
+
+    /// Whatever RFC 3339 calls a date-time (the contract's `format: date-time`) is read, in the
+    /// query and in bodies alike.
+    @Test func everyRFC3339DateTimeIsTaken() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            for since in ["2016-12-31T23:59:60Z", "2026-01-01T00:00:00%2B23:59", "2026-01-01t00:00:00.1234567890123z"] {
+                let reply = try await api.call(.get, "/v1/decisions?since=\(since)", key: tenant.adminKey)
+                #expect(reply.status == 200, "\(since): \(reply)")
+            }
+            let read = try await api.call(.get, "/v1/policy", key: tenant.adminKey)
+            let version = try #require(read["version"] as? Int)
+            let replaced = try await api.call(
+                .put, "/v1/policy", key: tenant.adminKey,
+                json: #"{"version": \#(version), "rules": [], "updatedAt": "2016-12-31T18:59:60.5-05:00", "updatedBy": "someone"}"#
+            )
+            #expect(replaced.status == 200, "\(replaced)")
+            // Read only: what was sent back is ignored.
+            let updatedAt = try #require(replaced.string("updatedAt").flatMap(Timestamp.parse))
+            #expect(abs(updatedAt.timeIntervalSinceNow) < 60)
+            #expect(replaced.string("updatedBy") != "someone")
         }
     }
 

@@ -16,18 +16,12 @@ public enum Timestamp {
         return Date(timeIntervalSince1970: (milliseconds + 0.5) / 1000).formatted(withFraction)
     }
 
-    /// Accepts RFC 3339 timestamps with or without fractional seconds.
+    /// Reads any RFC 3339 date-time (§5.6): `T` or `t`, `Z` or `z` or an offset up to ±23:59,
+    /// fractional seconds of any length (kept to the nanosecond), and a leap second (`:60`,
+    /// which §5.7 allows only as the last second of a UTC day, read as the next day's start).
+    /// Impossible fields are refused, not rolled over: February 30 is no time.
     public static func parse(_ text: String) -> Date? {
-        // RFC 3339 §5.6 allows "t" and "z" for "T" and "Z"; Foundation's parser does not.
-        let text = text.uppercased()
-        guard namesAPossibleTime(text) else { return nil }
-        return (try? withFraction.parse(text)) ?? (try? withoutFraction.parse(text))
-    }
-
-    /// Foundation's parser rolls impossible fields over (February 30 reads as March 2, 24:00 as
-    /// the next day); RFC 3339 has no such times, so neither does the API.
-    private static func namesAPossibleTime(_ text: String) -> Bool {
-        let bytes = Array(text.utf8.prefix(19))
+        let bytes = Array(text.utf8)
         func number(_ range: Range<Int>) -> Int? {
             guard bytes.count >= range.upperBound else { return nil }
             var value = 0
@@ -37,12 +31,64 @@ public enum Timestamp {
             }
             return value
         }
-        guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
-            let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
-            (1...12).contains(month), hour <= 23, minute <= 59, second <= 59
-        else { return false }
+        func byte(at index: Int, is accepted: String) -> Bool {
+            index < bytes.count && accepted.utf8.contains(bytes[index])
+        }
+        guard let year = number(0..<4), byte(at: 4, is: "-"), let month = number(5..<7), byte(at: 7, is: "-"),
+            let day = number(8..<10), byte(at: 10, is: "Tt"), let hour = number(11..<13), byte(at: 13, is: ":"),
+            let minute = number(14..<16), byte(at: 16, is: ":"), let second = number(17..<19),
+            (1...12).contains(month), (1...daysIn(month, of: year)).contains(day), hour <= 23, minute <= 59, second <= 60
+        else { return nil }
+
+        var index = 19
+        var nanoseconds = 0
+        if byte(at: index, is: ".") {
+            index += 1
+            let start = index
+            while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
+                if index - start < 9 { nanoseconds = nanoseconds * 10 + Int(bytes[index] - UInt8(ascii: "0")) }
+                index += 1
+            }
+            guard index > start else { return nil }
+            for _ in min(index - start, 9)..<9 { nanoseconds *= 10 }
+        }
+
+        let offsetSeconds: Int
+        if byte(at: index, is: "Zz") {
+            offsetSeconds = 0
+            index += 1
+        } else if byte(at: index, is: "+-"), byte(at: index + 3, is: ":"),
+            let offsetHours = number(index + 1..<index + 3), let offsetMinutes = number(index + 4..<index + 6),
+            offsetHours <= 23, offsetMinutes <= 59
+        {
+            offsetSeconds = (bytes[index] == UInt8(ascii: "-") ? -1 : 1) * (offsetHours * 3600 + offsetMinutes * 60)
+            index += 6
+        } else {
+            return nil
+        }
+        guard index == bytes.count else { return nil }
+
+        let seconds = daysSince1970(year: year, month: month, day: day) * 86400 + hour * 3600 + minute * 60 + second - offsetSeconds
+        if second == 60 {
+            // The second before it must be the UTC day's last.
+            guard (seconds - 1) % 86400 == 86399 || (seconds - 1) % 86400 == -1 else { return nil }
+        }
+        return Date(timeIntervalSince1970: Double(seconds) + Double(nanoseconds) / 1_000_000_000)
+    }
+
+    private static func daysIn(_ month: Int, of year: Int) -> Int {
         let isLeapYear = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
-        let daysInMonth = [31, isLeapYear ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
-        return (1...daysInMonth).contains(day)
+        return [31, isLeapYear ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+    }
+
+    /// Days from 1970-01-01 to a date of the proleptic Gregorian calendar (H. Hinnant's
+    /// `days_from_civil`).
+    private static func daysSince1970(year: Int, month: Int, day: Int) -> Int {
+        let shiftedYear = month <= 2 ? year - 1 : year
+        let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
+        let yearOfEra = shiftedYear - era * 400
+        let dayOfYear = (153 * ((month + 9) % 12) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
     }
 }
