@@ -92,8 +92,11 @@ struct PolicyController: Sendable {
             return try JSONResponse.make(PolicyDocument(saved))
         }
         group.get("versions/:version") { _, context in
-            guard let text = context.parameters.get("version"), let number = Int(text), number > 0 else {
-                throw CountersignError(.invalidID, "'version' must be a positive integer")
+            // As an integer is written: digits, no sign, no leading zero (`Int` would take "+1").
+            guard let text = context.parameters.get("version"), text.first != "0",
+                text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let number = Int(text), number > 0
+            else {
+                throw CountersignError(.invalidID, "'version' must be a positive integer, at most \(Int64.max)")
             }
             guard let versioned = try await policies.version(number, tenantID: context.tenantID) else {
                 throw CountersignError(.notFound, "no such policy version")

@@ -32,7 +32,11 @@ struct PolicyTests {
             #expect(old.int("version") == 1)
             #expect((old["rules"] as? [[String: Any]])?.first?["id"] as? String == "no-proxies")
             #expect(try await api.call(.get, "/v1/policy/versions/3", key: tenant.adminKey).status == 404)
-            #expect(try await api.call(.get, "/v1/policy/versions/abc", key: tenant.adminKey).errorCode == "invalid_id")
+            for notAVersion in ["abc", "0", "01", "+1", "-1", "1.0", "9223372036854775808"] {
+                let reply = try await api.call(.get, "/v1/policy/versions/\(notAVersion)", key: tenant.adminKey)
+                #expect(reply.status == 400 && reply.errorCode == "invalid_id", "\(notAVersion): \(reply)")
+            }
+            #expect(try await api.call(.get, "/v1/policy/versions/9223372036854775807", key: tenant.adminKey).status == 404)
             #expect(try await api.call(.get, "/v1/policy", key: tenant.clientKey).status == 403)
         }
     }
