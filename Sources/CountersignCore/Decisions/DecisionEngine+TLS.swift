@@ -137,7 +137,7 @@ extension DecisionEngine {
                 scope: plan.scope,
                 rule: plan.rule,
                 source: plan.source,
-                reason: "rule '\(ruleID)': the client identity is blocked after \(action.failureLimit) rejections",
+                reason: "rule '\(ruleID)': the client identity is blocked after too many rejections",
                 blockedUntil: fitting.compactMap { inputs.blockedUntil[$0.id] }.min(),
                 maxFailures: action.failureLimit,
                 blockSchedule: action.blockSchedule,

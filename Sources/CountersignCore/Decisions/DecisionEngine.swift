@@ -112,7 +112,7 @@ public enum DecisionEngine {
                 scope: scope,
                 rule: reference,
                 source: .policy,
-                reason: "rule '\(rule.id)': the credential is blocked after \(action.failureLimit) rejections",
+                reason: "rule '\(rule.id)': the credential is blocked after too many rejections",
                 blockedUntil: until,
                 maxFailures: action.failureLimit,
                 blockSchedule: action.blockSchedule
