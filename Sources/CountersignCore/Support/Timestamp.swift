@@ -1,10 +1,9 @@
 public import Foundation
 
-/// Timestamps in responses: RFC 3339 in UTC with milliseconds, so that two decisions within
-/// one second still sort.
+/// The API's timestamps: written RFC 3339 in UTC with milliseconds, so that two decisions within
+/// one second still sort; read in any RFC 3339 form.
 public enum Timestamp {
-    public static let withFraction = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
-    public static let withoutFraction = Date.ISO8601FormatStyle()
+    static let withFraction = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 
     /// The time to the millisecond, truncated (a time is never shown later than it was).
     public static func format(_ date: Date) -> String {
