@@ -122,6 +122,36 @@ struct DecisionStorageTests {
         }
     }
 
+    /// Windows account names compare case-insensitively across Unicode, which PostgreSQL's
+    /// `lower()` does not under the C locale, and the release a retry names may lie behind many
+    /// newer ones.
+    @Test func aHandshakeRetryFindsTheReleasedWindowsAccountInAnyCasePastNewerReleases() async throws {
+        try await StorageFixture.run(poolSize: 4) { fixture in
+            let named = try await fixture.credential(account: "jürgen")
+            let other = try await fixture.credential(account: "svc")
+            let writer = DecisionWriter(pool: fixture.pool, logger: StorageFixture.logger)
+            let space = ProtectionSpace(host: "intranet.example.com", port: 443, protocolName: "https", realm: nil, authenticationMethod: .ntlm)
+            let session = try await fixture.session()
+            let first = try await fixture.releaseRecord(named, session: session, maxFailures: 5, space: space)
+            #expect(try await writer.record(first) == .recorded(failures: 0))
+            var newer: [DecisionRecord] = []
+            for _ in 0..<150 { newer.append(try await fixture.releaseRecord(other, session: session, maxFailures: 5, space: space)) }
+            try await withThrowingTaskGroup(of: DecisionCommit.self) { group in
+                for record in newer { group.addTask { try await writer.record(record) } }
+                for try await commit in group { #expect(commit == .recorded(failures: 0)) }
+            }
+
+            func retry(_ user: DecisionStore.RetryUser) async throws -> UUID? {
+                try await fixture.decisions.lastRelease(sessionID: session.id, taskID: "another-task", ofAnyTask: true, spaceKey: space.key, user: user)?.id
+            }
+            #expect(try await retry(.windowsAccount("CORP\\JÜRGEN")) == first.id)
+            #expect(try await retry(.windowsAccount("Jürgen@corp.example.com")) == first.id)
+            #expect(try await retry(.windowsAccount("jurgen")) == nil)
+            #expect(try await retry(.exact("JÜRGEN")) == nil)
+            #expect(try await retry(.exact("jürgen")) == first.id)
+        }
+    }
+
     @Test func aDecisionMadeFromOldStateIsStale() async throws {
         try await StorageFixture.run { fixture in
             let credential = try await fixture.credential()

@@ -22,6 +22,20 @@ public struct WindowsAccountName: Sendable, Hashable {
         }
         if domain?.isEmpty == true { domain = nil }
     }
+
+    /// Whether this name names `account` of `accountDomain` as Windows compares accounts: the user
+    /// case-insensitively (all of Unicode, where PostgreSQL's `lower()` folds only ASCII under
+    /// the C locale), and the domain, when both give one, by its first label, so that the NetBIOS
+    /// form (`CORP`) and the DNS one (`corp.example.com`) compare.
+    public func names(_ account: String, ofDomain accountDomain: String?) -> Bool {
+        guard user.lowercased() == account.lowercased() else { return false }
+        guard let domain, let accountDomain, !accountDomain.isEmpty else { return true }
+        return Self.firstLabel(of: domain) == Self.firstLabel(of: accountDomain)
+    }
+
+    private static func firstLabel(of domain: String) -> String {
+        String(domain.lowercased().prefix { $0 != "." })
+    }
 }
 
 extension AuthenticationMethod {

@@ -206,34 +206,60 @@ public struct DecisionStore: Sendable {
     /// handshake comes back on whichever task opened the connection) and no such release of the
     /// task's own, the latest release to another task of the session still without an outcome.
     public func lastRelease(sessionID: UUID, taskID: String, ofAnyTask: Bool, spaceKey: String, user: RetryUser) async throws -> DecisionEntry? {
-        let (exact, account): (String, WindowsAccountName?) =
-            switch user {
-            case .exact(let name): (name, nil)
-            case .windowsAccount(let name): (name, WindowsAccountName(name))
-            }
-        // A domain matches by its first label too: a user principal name gives the DNS domain
-        // (svc@corp.example.com) where the credential may hold the NetBIOS one (CORP), or the
-        // other way round.
-        let released = """
-            d.session_id = $1 AND d.space_key = $2 AND d.disposition = 'useCredential'
-                AND (d.released_user = $3 OR ($4::text IS NOT NULL AND lower(d.released_user) = lower($4)
-                    AND ($5::text IS NULL OR coalesce(c.domain, '') = ''
-                        OR split_part(lower(c.domain), '.', 1) = split_part(lower($5), '.', 1))))
-            """
-        let parameters = [.uuid(sessionID), .text(spaceKey), .text(exact), PostgresValue(account?.user), PostgresValue(account?.domain)]
-        return try await pool.withConnection { connection in
+        try await pool.withConnection { connection in
             // Two statements rather than one with an OR, so that each walks its index backwards.
-            if let own = try connection.query(
-                "SELECT \(Self.columns) FROM decisions d LEFT JOIN credentials c ON c.id = d.credential_id WHERE \(released) AND d.task_id = $6 ORDER BY d.created_at DESC LIMIT 1",
-                parameters + [.text(taskID)]
-            ).rows.first {
-                return try Self.entry(from: own)
+            if let own = try Self.latestRelease(naming: user, sessionID: sessionID, spaceKey: spaceKey, where: "d.task_id = $3", [.text(taskID)], on: connection) {
+                return own
             }
             guard ofAnyTask else { return nil }
+            return try Self.latestRelease(naming: user, sessionID: sessionID, spaceKey: spaceKey, where: "d.outcome IS NULL", [], on: connection)
+        }
+    }
+
+    /// The newest release of the space in the session meeting `condition` (its parameters from
+    /// `$3`) that names `user`. Windows account names are compared here, not in SQL (see
+    /// ``WindowsAccountName/names(_:ofDomain:)``), over the releases newest first, a page at a time.
+    private static func latestRelease(
+        naming user: RetryUser,
+        sessionID: UUID,
+        spaceKey: String,
+        where condition: String,
+        _ parameters: [PostgresValue],
+        on connection: PostgresConnection
+    ) throws -> DecisionEntry? {
+        let released = "d.session_id = $1 AND d.space_key = $2 AND d.disposition = 'useCredential' AND \(condition)"
+        let common: [PostgresValue] = [.uuid(sessionID), .text(spaceKey)] + parameters
+        let next = common.count + 1
+        switch user {
+        case .exact(let name):
             return try connection.query(
-                "SELECT \(Self.columns) FROM decisions d LEFT JOIN credentials c ON c.id = d.credential_id WHERE \(released) AND d.outcome IS NULL ORDER BY d.created_at DESC LIMIT 1",
-                parameters
+                "SELECT \(Self.columns) FROM decisions d WHERE \(released) AND d.released_user = $\(next) ORDER BY d.created_at DESC LIMIT 1",
+                common + [.text(name)]
             ).rows.first.map(Self.entry(from:))
+        case .windowsAccount(let name):
+            let account = WindowsAccountName(name)
+            let pageSize = 100
+            var after: (at: String, id: UUID)?
+            while true {
+                let rows = try connection.query(
+                    """
+                    SELECT \(Self.columns), d.released_user, c.domain AS credential_domain
+                    FROM decisions d LEFT JOIN credentials c ON c.id = d.credential_id
+                    WHERE \(released) AND ($\(next)::timestamptz IS NULL OR (d.created_at, d.id) < ($\(next)::timestamptz, $\(next + 1)::uuid))
+                    ORDER BY d.created_at DESC, d.id DESC LIMIT \(pageSize)
+                    """,
+                    common + [PostgresValue(after?.at), PostgresValue(after?.id)]
+                ).rows
+                for row in rows {
+                    guard let releasedUser: String = try row.decode("released_user") else { continue }
+                    let domain: String? = try row.decode("credential_domain")
+                    if releasedUser == name || account.names(releasedUser, ofDomain: domain) {
+                        return try Self.entry(from: row)
+                    }
+                }
+                guard rows.count == pageSize, let last = rows.last else { return nil }
+                after = (try last.decode("cursor_at"), try last.decode("id"))
+            }
         }
     }
 
