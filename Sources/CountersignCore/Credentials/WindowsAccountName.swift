@@ -23,14 +23,21 @@ public struct WindowsAccountName: Sendable, Hashable {
         if domain?.isEmpty == true { domain = nil }
     }
 
-    /// Whether this name names `account` of `accountDomain` as Windows compares accounts: the user
+    /// The account a credential releases: its user name, in whichever form it holds it, with
+    /// the credential's domain when the name gives none.
+    public init(_ name: String, domain credentialDomain: String?) {
+        self.init(name)
+        if domain == nil, let credentialDomain, !credentialDomain.isEmpty { domain = credentialDomain }
+    }
+
+    /// Whether this name and `other` name one account, as Windows compares them: the user
     /// case-insensitively (all of Unicode, where PostgreSQL's `lower()` folds only ASCII under
     /// the C locale), and the domain, when both give one, by its first label, so that the NetBIOS
     /// form (`CORP`) and the DNS one (`corp.example.com`) compare.
-    public func names(_ account: String, ofDomain accountDomain: String?) -> Bool {
-        guard user.lowercased() == account.lowercased() else { return false }
-        guard let domain, let accountDomain, !accountDomain.isEmpty else { return true }
-        return Self.firstLabel(of: domain) == Self.firstLabel(of: accountDomain)
+    public func names(_ other: WindowsAccountName) -> Bool {
+        guard user.lowercased() == other.user.lowercased() else { return false }
+        guard let domain, let otherDomain = other.domain else { return true }
+        return Self.firstLabel(of: domain) == Self.firstLabel(of: otherDomain)
     }
 
     private static func firstLabel(of domain: String) -> String {

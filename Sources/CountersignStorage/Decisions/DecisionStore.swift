@@ -198,68 +198,52 @@ public struct DecisionStore: Sendable {
         /// domain it gives, if any, must be the released credential's, when that has one (NetBIOS
         /// and DNS forms alike: their first labels compare).
         case windowsAccount(String)
-    }
 
-    /// The release for a protection space a retry naming `user` rejects: the latest decision of
-    /// the session's task that released `user` there, whatever its outcome (a retry of a release
-    /// already judged counts nothing more). With `ofAnyTask` (NTLM and Negotiate, whose failed
-    /// handshake comes back on whichever task opened the connection) and no such release of the
-    /// task's own, the latest release to another task of the session still without an outcome.
-    public func lastRelease(sessionID: UUID, taskID: String, ofAnyTask: Bool, spaceKey: String, user: RetryUser) async throws -> DecisionEntry? {
-        try await pool.withConnection { connection in
-            // Two statements rather than one with an OR, so that each walks its index backwards.
-            if let own = try Self.latestRelease(naming: user, sessionID: sessionID, spaceKey: spaceKey, where: "d.task_id = $3", [.text(taskID)], on: connection) {
-                return own
+        /// Whether the retry names `releasedUser`, released from a credential of `domain`.
+        func names(_ releasedUser: String, ofDomain domain: String?) -> Bool {
+            switch self {
+            case .exact(let name):
+                name == releasedUser
+            case .windowsAccount(let name):
+                name == releasedUser || WindowsAccountName(name).names(WindowsAccountName(releasedUser, domain: domain))
             }
-            guard ofAnyTask else { return nil }
-            return try Self.latestRelease(naming: user, sessionID: sessionID, spaceKey: spaceKey, where: "d.outcome IS NULL", [], on: connection)
         }
     }
 
-    /// The newest release of the space in the session meeting `condition` (its parameters from
-    /// `$3`) that names `user`. Windows account names are compared here, not in SQL (see
-    /// ``WindowsAccountName/names(_:ofDomain:)``), over the releases newest first, a page at a time.
-    private static func latestRelease(
-        naming user: RetryUser,
-        sessionID: UUID,
-        spaceKey: String,
-        where condition: String,
-        _ parameters: [PostgresValue],
-        on connection: PostgresConnection
-    ) throws -> DecisionEntry? {
-        let released = "d.session_id = $1 AND d.space_key = $2 AND d.disposition = 'useCredential' AND \(condition)"
-        let common: [PostgresValue] = [.uuid(sessionID), .text(spaceKey)] + parameters
-        let next = common.count + 1
-        switch user {
-        case .exact(let name):
-            return try connection.query(
-                "SELECT \(Self.columns) FROM decisions d WHERE \(released) AND d.released_user = $\(next) ORDER BY d.created_at DESC LIMIT 1",
-                common + [.text(name)]
-            ).rows.first.map(Self.entry(from:))
-        case .windowsAccount(let name):
-            let account = WindowsAccountName(name)
-            let pageSize = 100
-            var after: (at: String, id: UUID)?
-            while true {
-                let rows = try connection.query(
-                    """
-                    SELECT \(Self.columns), d.released_user, c.domain AS credential_domain
-                    FROM decisions d LEFT JOIN credentials c ON c.id = d.credential_id
-                    WHERE \(released) AND ($\(next)::timestamptz IS NULL OR (d.created_at, d.id) < ($\(next)::timestamptz, $\(next + 1)::uuid))
-                    ORDER BY d.created_at DESC, d.id DESC LIMIT \(pageSize)
-                    """,
-                    common + [PostgresValue(after?.at), PostgresValue(after?.id)]
-                ).rows
-                for row in rows {
-                    guard let releasedUser: String = try row.decode("released_user") else { continue }
-                    let domain: String? = try row.decode("credential_domain")
-                    if releasedUser == name || account.names(releasedUser, ofDomain: domain) {
-                        return try Self.entry(from: row)
-                    }
-                }
-                guard rows.count == pageSize, let last = rows.last else { return nil }
-                after = (try last.decode("cursor_at"), try last.decode("id"))
+    /// The release for a protection space a retry naming `user` rejects: the latest decision of
+    /// the session's task that released a credential there, if it released `user`, whatever its
+    /// outcome (a retry of a release already judged counts nothing more). With `ofAnyTask` (NTLM
+    /// and Negotiate, whose failed handshake comes back on whichever task opened the connection)
+    /// and no such release of the task's own, the latest release to another task of the session
+    /// still without an outcome, if it released `user`.
+    ///
+    /// The names compare here rather than in SQL: Windows account names compare
+    /// case-insensitively across Unicode (``WindowsAccountName/names(_:)``), which PostgreSQL's
+    /// `lower()` does not do under the C locale. One row each, so that a retry costs the same
+    /// however many releases the session holds.
+    public func lastRelease(sessionID: UUID, taskID: String, ofAnyTask: Bool, spaceKey: String, user: RetryUser) async throws -> DecisionEntry? {
+        let released = "d.session_id = $1 AND d.space_key = $2 AND d.disposition = 'useCredential'"
+        let select = "SELECT \(Self.columns), d.released_user, c.domain AS credential_domain FROM decisions d LEFT JOIN credentials c ON c.id = d.credential_id"
+        @Sendable func named(_ row: PostgresRow?) throws -> DecisionEntry? {
+            guard let row, let releasedUser: String = try row.decode("released_user") else { return nil }
+            let domain: String? = try row.decode("credential_domain")
+            return user.names(releasedUser, ofDomain: domain) ? try Self.entry(from: row) : nil
+        }
+        return try await pool.withConnection { connection in
+            // Two statements rather than one with an OR: the first walks the session's task index.
+            if let own = try connection.query(
+                "\(select) WHERE \(released) AND d.task_id = $3 ORDER BY d.created_at DESC, d.id DESC LIMIT 1",
+                [.uuid(sessionID), .text(spaceKey), .text(taskID)]
+            ).rows.first {
+                return try named(own)
             }
+            guard ofAnyTask else { return nil }
+            return try named(
+                connection.query(
+                    "\(select) WHERE \(released) AND d.outcome IS NULL ORDER BY d.created_at DESC, d.id DESC LIMIT 1",
+                    [.uuid(sessionID), .text(spaceKey)]
+                ).rows.first
+            )
         }
     }
 
