@@ -67,6 +67,14 @@ extension DecisionService {
             let tenant = try await cache.tenant(asker.tenantID)
             let planned = try plan(DecisionState(session: session, tenant: tenant, now: now))
             let decisionPlan = planned.plan
+            let memoryKey = decisionPlan.memoryKey ?? planned.space.key
+            if decisionPlan.passedOverMemory, let stale = session.memory[memoryKey]?.credentialID {
+                // What the session remembered no longer holds: forgotten, the answer decided now
+                // is remembered in its place (the recorder keeps a remembered answer over a new one).
+                try await decisions.forgetRemembered(sessionID: asker.sessionID, memoryKey: memoryKey, credentialID: stale)
+                forgetState(asker)
+                continue
+            }
             var released: ReleasedCredential?
             var identity: ReleasedIdentity?
             if decisionPlan.disposition == .useCredential, let credential = decisionPlan.credential {

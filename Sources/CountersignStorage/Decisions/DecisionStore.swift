@@ -189,6 +189,23 @@ public struct DecisionStore: Sendable {
         return try row.decode("replaced", as: Bool?.self) != true
     }
 
+    /// Forgets what a session remembered for `memoryKey` if it still names `credentialID`: an
+    /// answer that no longer holds (its credential moved away from the space, its identity
+    /// expired), so that the answer decided in its place can be remembered. Moves the session's
+    /// state version, as every change of its memory does.
+    public func forgetRemembered(sessionID: UUID, memoryKey: String, credentialID: UUID) async throws {
+        try await pool.withTransaction { connection in
+            try connection.execute("SELECT 1 FROM sessions WHERE id = $1 FOR NO KEY UPDATE", [.uuid(sessionID)])
+            let forgotten = try connection.execute(
+                "DELETE FROM session_memory WHERE session_id = $1 AND space_key = $2 AND credential_id = $3",
+                [.uuid(sessionID), .text(memoryKey), .uuid(credentialID)]
+            )
+            if forgotten > 0 {
+                try connection.execute("UPDATE sessions SET state_version = state_version + 1 WHERE id = $1", [.uuid(sessionID)])
+            }
+        }
+    }
+
     /// How a retry names the user it was given.
     public enum RetryUser: Sendable {
         /// Exactly as released.

@@ -80,6 +80,15 @@ struct PersistenceTests {
             #expect(after.string("source") == "policy")
             #expect(after.string("disposition") != "useCredential", "\(after)")
             #expect(after.credentialPassword == nil)
+
+            // The credential the policy releases in its place is remembered in its place.
+            _ = try await api.credential(tenant, account: "replacement", password: "n3w")
+            let replaced = try await api.decided(tenant, session: session, taskId: "task-4")
+            #expect(replaced.string("source") == "policy")
+            #expect(replaced.credentialPassword == "n3w")
+            let remembered = try await api.decided(tenant, session: session, taskId: "task-5")
+            #expect(remembered.string("source") == "session", "\(remembered)")
+            #expect(remembered.credentialPassword == "n3w")
         }
     }
 
