@@ -104,6 +104,49 @@ struct DecisionStorageTests {
         }
     }
 
+    /// An admin deleting a credential a session remembers, while that session records a decision
+    /// that remembers the same space: the recorder holds the session and then the tenant while it
+    /// adds to the session's memory; the deletion must wait for the session rather than hold the
+    /// memory row and wait for the tenant (a deadlock, one side failing).
+    @Test func deletingARememberedCredentialWhileTheSessionRecordsDoesNotDeadlock() async throws {
+        try await StorageFixture.run { fixture in
+            let credential = try await fixture.credential()
+            let writer = DecisionWriter(pool: fixture.pool, logger: StorageFixture.logger)
+            let session = try await fixture.session()
+            let remembered = try await fixture.releaseRecord(credential, session: session, maxFailures: 5, remember: true)
+            #expect(try await writer.record(remembered) == .recorded(failures: 0))
+
+            // The recorder's locks, in its order (migrations/0012: sessions, then the tenant), then
+            // its insert into the session's memory once the deletion is under way.
+            let locked = Flag()
+            let proceed = DispatchSemaphore(value: 0)
+            let (tenantID, sessionID) = (fixture.tenantID, session.id)
+            let recorder = Task {
+                try await fixture.pool.withTransaction { connection in
+                    try connection.execute("SELECT 1 FROM sessions WHERE id = $1 FOR NO KEY UPDATE", [.uuid(sessionID)])
+                    try connection.execute("SELECT 1 FROM tenants WHERE id = $1 FOR SHARE", [.uuid(tenantID)])
+                    locked.set()
+                    proceed.wait()
+                    try connection.execute(
+                        """
+                        INSERT INTO session_memory (session_id, space_key, disposition, credential_id, persistence)
+                        VALUES ($1, $2, 'useCredential', $3, 'forSession') ON CONFLICT (session_id, space_key) DO NOTHING
+                        """,
+                        [.uuid(sessionID), .text(remembered.spaceKey), .uuid(credential.id)]
+                    )
+                }
+            }
+            try await Self.waitUntil { locked.isSet }
+            let credentials = fixture.credentials
+            let deletion = Task { try await credentials.delete(tenantID: tenantID, id: credential.id, actor: "admin") }
+            try await Self.waitUntil { try await Self.lockWaiters(fixture.pool) >= 1 }
+            proceed.signal()
+            try await recorder.value
+            #expect(try await deletion.value)
+            #expect(try await fixture.credentials.get(tenantID: tenantID, id: credential.id) == nil)
+        }
+    }
+
     /// Polls `condition` for up to four seconds.
     static func waitUntil(_ condition: () async throws -> Bool) async throws {
         for _ in 0..<400 {

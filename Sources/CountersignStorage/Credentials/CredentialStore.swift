@@ -228,7 +228,7 @@ public struct CredentialStore: Sendable {
     /// Returns false when the tenant has no such credential.
     public func delete(tenantID: UUID, id: UUID, actor: String) async throws -> Bool {
         try await pool.withTransaction { connection in
-            try Self.lockOwningSession(tenantID: tenantID, credentialID: id, on: connection)
+            try Self.lockSessionsHolding(tenantID: tenantID, credentialID: id, on: connection)
             guard let existing = try Self.lock(tenantID: tenantID, id: id, on: connection) else { return false }
             if let policy = try PolicyStore.current(tenantID: tenantID, lock: true, on: connection) {
                 if let rule = policy.policy.rules.first(where: { $0.then.credentialId?.lowercased() == id.text }) {
@@ -353,6 +353,23 @@ public struct CredentialStore: Sendable {
     private static func lockOwningSession(tenantID: UUID, credentialID: UUID, on connection: PostgresConnection) throws {
         try connection.execute(
             "SELECT 1 FROM sessions WHERE id = (SELECT owner_session_id FROM credentials WHERE tenant_id = $1 AND id = $2) FOR NO KEY UPDATE",
+            [.uuid(tenantID), .uuid(credentialID)]
+        )
+    }
+
+    /// Locks, before the credential, the session that owns it and every session that remembers
+    /// it, whose memory its deletion deletes: sessions come first in the lock order, and the
+    /// decision recorder, which holds a session and then the tenant while it adds to that
+    /// session's memory, would otherwise deadlock with a deletion holding the memory row and
+    /// waiting for the tenant.
+    static func lockSessionsHolding(tenantID: UUID, credentialID: UUID, on connection: PostgresConnection) throws {
+        try connection.execute(
+            """
+            SELECT 1 FROM sessions WHERE id IN (
+                SELECT owner_session_id FROM credentials WHERE tenant_id = $1 AND id = $2
+                UNION SELECT session_id FROM session_memory WHERE credential_id = $2)
+            ORDER BY id FOR NO KEY UPDATE
+            """,
             [.uuid(tenantID), .uuid(credentialID)]
         )
     }

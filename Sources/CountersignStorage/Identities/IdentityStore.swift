@@ -126,6 +126,7 @@ public struct IdentityStore: Sendable {
     /// (`identity_in_use`) while a policy rule names it. False when there is no such identity.
     public func delete(tenantID: UUID, id: UUID, actor: String) async throws -> Bool {
         try await pool.withTransaction { connection in
+            try CredentialStore.lockSessionsHolding(tenantID: tenantID, credentialID: id, on: connection)
             guard try connection.query(
                 "SELECT 1 FROM credentials WHERE tenant_id = $1 AND id = $2 AND kind = 'clientIdentity' FOR UPDATE",
                 [.uuid(tenantID), .uuid(id)]
