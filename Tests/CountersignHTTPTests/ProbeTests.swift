@@ -1,4 +1,5 @@
 import CountersignHTTP
+import CountersignPostgres
 import CountersignTestSupport
 import Foundation
 import Testing
@@ -97,6 +98,54 @@ struct ProbeTests {
             #expect(ready)
         }
         try? cluster.stop()
+    }
+
+    /// A query that hangs cannot be cancelled: probes still answer within their timeout, the
+    /// second sharing the first's check rather than starting another.
+    @Test func readinessAnswersInTimeWhenTheDatabaseHangs() async throws {
+        let url = try await TestDatabase.freshDatabase()
+        var configuration = try await TestService.configuration(databaseURL: url)
+        configuration.readinessCacheTTL = .zero
+        let pool = PostgresPool(configuration: PostgresConfiguration(connectionString: url, poolSize: 1))
+        let pool2 = PostgresPool(configuration: PostgresConfiguration(connectionString: url, poolSize: 1))
+        try await TestService.run(configuration: configuration) { api in
+            #expect(try await api.call(.get, "/readyz").status == 200)
+            let locked = AsyncStream<Void>.makeStream()
+            let release = DispatchSemaphore(value: 0)
+            let holder = Task {
+                try await pool.withTransaction { connection in
+                    try connection.execute("LOCK TABLE schema_migrations IN ACCESS EXCLUSIVE MODE")
+                    locked.continuation.yield()
+                    release.wait()
+                }
+            }
+            for await _ in locked.stream { break }
+
+            for _ in 0..<2 {
+                let started = ContinuousClock.now
+                let hung = try await api.call(.get, "/readyz")
+                #expect(hung.status == 503 && hung.errorCode == "not_ready", "\(hung)")
+                #expect(ContinuousClock.now - started < .seconds(4))
+            }
+            // One connection waits for the lock, however many probes there were.
+            let waiting = try await pool2.withConnection { connection in
+                try connection.query(
+                    "SELECT count(*)::int8 AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+                ).rows[0].decode("n", as: Int.self)
+            }
+            #expect(waiting == 1)
+
+            release.signal()
+            try await holder.value
+            var ready = false
+            for _ in 0..<50 where !ready {
+                ready = try await api.call(.get, "/readyz").status == 200
+                if !ready { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            #expect(ready)
+        }
+        await pool.close()
+        await pool2.close()
     }
 
     /// A flood of probes must not take the pool's connections from decisions.

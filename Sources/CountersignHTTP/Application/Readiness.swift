@@ -16,6 +16,8 @@ final class Readiness: Sendable {
     /// How long an answer is reused.
     let cacheTTL: Duration
     private let recent = Mutex<(at: ContinuousClock.Instant, failure: CountersignError?)?>(nil)
+    /// The check under way, if one is (one that hangs, perhaps).
+    fileprivate let ongoing = Mutex<Task<(version: Int, keyMatches: Bool?), any Error>?>(nil)
 
     init(pool: PostgresPool, expectedSchemaVersion: Int, cacheTTL: Duration, masterKeyMatchesDatabase: @escaping @Sendable () async throws -> Bool?) {
         self.pool = pool
@@ -41,26 +43,14 @@ final class Readiness: Sendable {
 
     private func checkDatabase() async throws {
         let version: Int
+        let keyMatches: Bool?
         do {
-            version = try await withTimeout(timeout) { [pool] in
-                try await pool.withConnection { connection in
-                    let exists = try connection.query("SELECT to_regclass('schema_migrations') IS NOT NULL AS exists")
-                    guard try exists.rows.first?.decode("exists", as: Bool.self) == true else { return 0 }
-                    let rows = try connection.query("SELECT coalesce(max(version), 0)::int8 AS version FROM schema_migrations")
-                    return try rows.rows.first?.decode("version", as: Int.self) ?? 0
-                }
-            }
+            (version, keyMatches) = try await ongoingCheck().value(within: timeout)
         } catch {
             throw CountersignError(.notReady, "the database is unreachable")
         }
         guard version >= expectedSchemaVersion else {
             throw CountersignError(.notReady, "the database schema is at version \(version); this build needs \(expectedSchemaVersion)")
-        }
-        let keyMatches: Bool?
-        do {
-            keyMatches = try await withTimeout(timeout, masterKeyMatchesDatabase)
-        } catch {
-            throw CountersignError(.notReady, "the database is unreachable")
         }
         guard keyMatches != false else {
             throw CountersignError(
@@ -71,15 +61,61 @@ final class Readiness: Sendable {
     }
 }
 
-/// Runs `body`, giving up after `timeout` with a CancellationError.
-func withTimeout<T: Sendable>(_ timeout: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: timeout)
-            throw CancellationError()
+extension Readiness {
+    /// The check under way, or a new one. A query that hangs cannot be cancelled (libpq blocks
+    /// its thread until the statement timeout), so probes share one check rather than each
+    /// taking another of the pool's connections while the database hangs.
+    fileprivate func ongoingCheck() -> Task<(version: Int, keyMatches: Bool?), any Error> {
+        ongoing.withLock { ongoing in
+            if let ongoing { return ongoing }
+            let check = Task { [self] () -> (version: Int, keyMatches: Bool?) in
+                defer { self.ongoing.withLock { $0 = nil } }
+                let version = try await pool.withConnection { connection in
+                    let exists = try connection.query("SELECT to_regclass('schema_migrations') IS NOT NULL AS exists")
+                    guard try exists.rows.first?.decode("exists", as: Bool.self) == true else { return 0 }
+                    let rows = try connection.query("SELECT coalesce(max(version), 0)::int8 AS version FROM schema_migrations")
+                    return try rows.rows.first?.decode("version", as: Int.self) ?? 0
+                }
+                // The key's check value comes with a migration: asked of a current schema only.
+                return (version, version >= expectedSchemaVersion ? try await masterKeyMatchesDatabase() : nil)
+            }
+            ongoing = check
+            return check
         }
-        defer { group.cancelAll() }
-        return try await group.next()!
+    }
+}
+
+extension Task where Failure == any Error {
+    /// The task's value, or a `CancellationError` once `timeout` has passed; the task is then
+    /// cancelled but not waited for (work blocked in a C call could not notice).
+    func value(within timeout: Duration) async throws -> Success {
+        let outcome = FirstOutcome<Success>()
+        return try await withCheckedThrowingContinuation { continuation in
+            outcome.waiting(continuation)
+            let timer = Task<Void, Never> {
+                guard (try? await Task<Never, Never>.sleep(for: timeout)) != nil else { return }
+                outcome.resume(with: .failure(Swift.CancellationError()))
+                self.cancel()
+            }
+            Task<Void, Never> {
+                let result: Result<Success, any Error>
+                do { result = .success(try await self.value) } catch { result = .failure(error) }
+                timer.cancel()
+                outcome.resume(with: result)
+            }
+        }
+    }
+}
+
+/// A continuation resumed once, by whichever outcome comes first.
+private final class FirstOutcome<Value: Sendable>: Sendable {
+    private let continuation = Mutex<CheckedContinuation<Value, any Error>?>(nil)
+
+    func waiting(_ continuation: CheckedContinuation<Value, any Error>) {
+        self.continuation.withLock { $0 = continuation }
+    }
+
+    func resume(with result: Result<Value, any Error>) {
+        continuation.withLock { $0.take() }?.resume(with: result)
     }
 }
