@@ -127,13 +127,14 @@ struct ProbeTests {
                 #expect(hung.status == 503 && hung.errorCode == "not_ready", "\(hung)")
                 #expect(ContinuousClock.now - started < .seconds(4))
             }
-            // One connection waits for the lock, however many probes there were.
+            // At most one connection waits for the lock (none once the statement timeout ended
+            // it, on a slow machine), however many probes there were.
             let waiting = try await pool2.withConnection { connection in
                 try connection.query(
                     "SELECT count(*)::int8 AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
                 ).rows[0].decode("n", as: Int.self)
             }
-            #expect(waiting == 1)
+            #expect(waiting <= 1)
 
             release.signal()
             try await holder.value
