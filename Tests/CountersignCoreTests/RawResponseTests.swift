@@ -166,6 +166,18 @@ struct RawResponseTests {
         #expect(code { try raw.validated() } == "invalid_field", "\(url)")
     }
 
+    /// The URL's host is recorded and matched as the same host sent as a challenge's would be:
+    /// IPv6 in brackets, other characters as written (no IDNA mapping), lowercased.
+    @Test(arguments: [
+        ("http://[::1]/", "[::1]"), ("http://[2001:DB8::1]:8080/x", "[2001:db8::1]"), ("http://Ⅸ/", "ⅸ"), ("http://´/", "´"),
+        ("http://%C2%B4/", "´"), ("http://Bücher.Example/índex?q=ü", "bücher.example"),
+    ])
+    func theURLsHostIsTheChallengesHost(url: String, host: String) throws {
+        let context = try response(headers: [["WWW-Authenticate", "Basic"]], url: url).validated()
+        #expect(context.target.host == host)
+        #expect(ProtectionSpace(host: host, port: context.target.port, protocolName: "http", realm: nil, authenticationMethod: .httpBasic).normalized.host == host)
+    }
+
     @Test func aForbiddenResponseNeedsNoChallenge() throws {
         let context = try response(status: 403, headers: [["Content-Type", "text/html"]]).validated()
         #expect(context.challenges.isEmpty)

@@ -36,8 +36,10 @@ public struct ForwardedRequest: Codable, Hashable, Sendable {
     }
 
     func parsedURL() throws -> ParsedURL {
+        // Non-ASCII characters percent-encoded first: Foundation refuses some in a host and maps
+        // others (IDNA: `Ⅸ` becomes `ix`), where a challenge's host is taken as written.
         guard url.utf8.count <= RawResponse.maximumURLLength, !Self.hasSpaceOrControl(url),
-            let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
+            let components = URLComponents(string: Self.percentEncodingNonASCII(url)), let scheme = components.scheme?.lowercased(),
             scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty
         else {
             throw CountersignError(.invalidField, "'request.url' must be an absolute http or https URL")
@@ -54,14 +56,29 @@ public struct ForwardedRequest: Codable, Hashable, Sendable {
         }
         var originForm = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
         if let query = components.percentEncodedQuery { originForm += "?" + query }
+        // IPv6 addresses in brackets, as challenges, credentials and rules write them.
+        let authorityHost = bare.contains(":") ? "[\(bare)]" : bare
         return ParsedURL(
             scheme: scheme,
-            host: bare.lowercased(),
+            host: authorityHost.lowercased(),
             port: port,
-            authorityHost: bare.contains(":") ? "[\(bare)]" : bare,
+            authorityHost: authorityHost,
             hasExplicitPort: components.port != nil,
             originForm: originForm
         )
+    }
+
+    private static func percentEncodingNonASCII(_ text: String) -> String {
+        guard !text.utf8.allSatisfy({ $0 < 0x80 }) else { return text }
+        var encoded = ""
+        for byte in text.utf8 {
+            if byte < 0x80 {
+                encoded.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                encoded += "%" + String(byte, radix: 16, uppercase: true)
+            }
+        }
+        return encoded
     }
 
     /// A space, or a C0 or C1 control character: none belongs in a URL or request-target.
