@@ -305,6 +305,26 @@ struct RawResponseTests {
         }
     }
 
+    /// A continuation that cannot be recorded gives up its claim on the release, so the same
+    /// response forwarded again is answered as the first one was, not as a duplicate.
+    @Test func aContinuationNotRecordedLeavesTheReleaseToContinue() async throws {
+        try await TestService.run { api in
+            let tenant = try await releasing(api)
+            _ = try await api.credential(tenant, json: #""host": "files.example.com", "account": "svc", "password": "pw", "domain": "CORP""#)
+            let session = try await api.session(tenant)
+            let release = try await api.response(tenant, session: session, headers: [["WWW-Authenticate", "NTLM"]])
+            #expect(release.string("reasonCode") == "ntlm_handshake", "\(release)")
+            #expect(try await api.invalidate(tenant, session: session, mode: "finishTasks").status == 200)
+            let type2 = [["WWW-Authenticate", "NTLM TlRMTVNTUAACAAAADAAMADAAAAA1goniASNFZ4mrze8AAAAAAAAAAA=="]]
+            for _ in 0..<2 {
+                let reply = try await api.response(tenant, session: session, headers: type2)
+                #expect(reply.status == 409 && reply.errorCode == "session_invalidated", "\(reply)")
+            }
+            let earlier = try await decision(api, tenant, try #require(release.string("decisionId")))
+            #expect(earlier["outcome"] is NSNull, "\(earlier)")
+        }
+    }
+
     @Test func a403ReportedAsAnOutcomeIsRecordedAsRefused() async throws {
         try await TestService.run { api in
             let tenant = try await releasing(api, then: #""maxFailures": 1"#)
@@ -451,6 +471,38 @@ struct RawResponseTests {
                 release = reply
             }
             #expect(try await api.counters(tenant).first?["totalRejections"] as? Int == 6)
+        }
+    }
+
+    /// Copies of one response forwarded at once (a client replaying its queue, or two instances
+    /// behind a balancer): each release goes on at most once, the copies that come too late are
+    /// told so, and every rejection they imply is counted.
+    @Test func responsesForwardedAtOnceContinueEachReleaseOnce() async throws {
+        try await TestService.run { api in
+            let tenant = try await releasing(api, then: #""maxFailures": 50"#)
+            _ = try await api.credential(tenant, json: #""host": "files.example.com", "account": "svc", "password": "pw", "domain": "CORP""#)
+            let session = try await api.session(tenant)
+            let release = try await api.response(tenant, session: session, headers: [["WWW-Authenticate", "NTLM"]])
+            #expect(release.string("reasonCode") == "ntlm_handshake", "\(release)")
+            let type2 = [["WWW-Authenticate", "NTLM TlRMTVNTUAACAAAADAAMADAAAAA1goniASNFZ4mrze8AAAAAAAAAAA=="]]
+            let replies = try await withThrowingTaskGroup(of: Reply.self) { group in
+                for _ in 0..<12 {
+                    group.addTask { try await api.response(tenant, session: session, headers: type2) }
+                }
+                var replies: [Reply] = []
+                for try await reply in group { replies.append(reply) }
+                return replies
+            }
+            for reply in replies where reply.status != 200 {
+                #expect(reply.status == 409 && reply.errorCode == "attempt_already_continued", "\(reply)")
+            }
+            // A release and at most one continuation per attempt (failure count).
+            let decisions = try await api.decisions(tenant, session: session)
+            let attempts = Dictionary(grouping: decisions) { $0["previousFailureCount"] as? Int ?? -1 }
+            #expect(attempts[0]?.count == 2, "\(attempts.mapValues(\.count))")
+            #expect(attempts.values.allSatisfy { $0.count <= 2 }, "\(attempts.mapValues(\.count))")
+            let counted = replies.filter { $0.status == 200 && $0.string("countedRejection") != nil }.count
+            #expect(try await api.counters(tenant).first?["totalRejections"] as? Int ?? 0 == counted)
         }
     }
 

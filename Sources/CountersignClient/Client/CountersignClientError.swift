@@ -49,6 +49,9 @@ public enum CountersignClientError: Error, Sendable, Hashable {
         /// A 403 was forwarded for a task Countersign released no credential to (409;
         /// `answerRawResponse`): not an authentication matter.
         public static let noReleasedCredential = "no_released_credential"
+        /// Another response for the task already went on from the release this one would
+        /// continue (409; `answerRawResponse`): a task's responses go one at a time.
+        public static let attemptAlreadyContinued = "attempt_already_continued"
     }
 }
 

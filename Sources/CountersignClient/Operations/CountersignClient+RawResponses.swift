@@ -22,8 +22,8 @@ extension CountersignClient {
     ///
     /// Errors the service may answer (``CountersignClientError/serviceCode``): 400 with the
     /// parser's codes for a broken challenge (`malformed_challenge`, `missing_challenge`, ...), 404
-    /// `not_found`, 409 `session_invalidated` or `no_released_credential` (a 403 after no
-    /// credential), 503. A status other than 401, 403 or 407, or a 407 without ``RawResponse/proxy``,
+    /// `not_found`, 409 `session_invalidated`, `no_released_credential` (a 403 after no
+    /// credential) or `attempt_already_continued` (a copy of a response already answered), 503. A status other than 401, 403 or 407, or a 407 without ``RawResponse/proxy``,
     /// fails with `.invalidRequest` before anything is sent.
     public func answerRawResponse(_ response: RawResponse, in sessionID: UUID) async throws(CountersignClientError) -> ResponseAnswer {
         guard RawResponse.forwardableStatuses.contains(response.status) else {

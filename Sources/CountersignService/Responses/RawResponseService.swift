@@ -63,10 +63,18 @@ public struct RawResponseService: Sendable {
         let earlier = try await earlierRelease(context, sessionID: asker.sessionID)
         var countedRejection: UUID?
         var failureCount = 0
+        var continued: DecisionEntry?
         if let earlier {
             failureCount = earlier.previousFailureCount + 1
             if earlier.outcome == nil {
                 if try await continuesAttempt(earlier, in: context) {
+                    guard try await store.claimContinuation(of: earlier) else {
+                        throw CountersignError(
+                            .attemptAlreadyContinued,
+                            "another response for task '\(context.taskId)' already went on from decision \(earlier.id); forward a task's responses one at a time, each after the answer to the one before"
+                        )
+                    }
+                    continued = earlier
                     failureCount = earlier.previousFailureCount
                 } else if let result = try await decisions.recordOutcome(
                     .rejected,
@@ -80,18 +88,20 @@ public struct RawResponseService: Sendable {
             }
         }
 
-        let (decision, planned, prepared) = try await decisions.decideAndRecord(
-            taskID: context.taskId,
-            kind: "response",
-            previousFailureCount: failureCount,
-            for: asker,
-            plan: { state in
-                try ResponseDecider.plan(context, policy: state.tenant.policy.policy, canAnswer: Self.canAnswer) { space in
-                    state.plan(for: Challenge(taskId: context.taskId, protectionSpace: space, previousFailureCount: failureCount))
-                }
-            },
-            prepare: { planned, released in try prepare(planned, released: released, context: context) }
-        )
+        let (decision, planned, prepared) = try await abandoningClaim(on: continued) {
+            try await decisions.decideAndRecord(
+                taskID: context.taskId,
+                kind: "response",
+                previousFailureCount: failureCount,
+                for: asker,
+                plan: { state in
+                    try ResponseDecider.plan(context, policy: state.tenant.policy.policy, canAnswer: Self.canAnswer) { space in
+                        state.plan(for: Challenge(taskId: context.taskId, protectionSpace: space, previousFailureCount: failureCount))
+                    }
+                },
+                prepare: { planned, released in try prepare(planned, released: released, context: context) }
+            )
+        }
 
         var authorization: ResponseAnswer.HeaderField?
         var credential: ReleasedCredential?
@@ -129,6 +139,17 @@ public struct RawResponseService: Sendable {
             protectionSpace: .init(planned.space),
             challenges: planned.selection.assessments.map { .init($0, plans: planned.plansBySpaceKey, context: context) }
         )
+    }
+
+    /// Runs `record`, the decision that continues `claimed`; if it fails, the claim is given up,
+    /// so that the client can forward the same response again.
+    private func abandoningClaim<Recorded>(on claimed: DecisionEntry?, _ record: () async throws -> Recorded) async throws -> Recorded {
+        do {
+            return try await record()
+        } catch {
+            if let claimed { try? await store.abandonContinuation(of: claimed) }
+            throw error
+        }
     }
 
     /// A 403 for a task that was given a credential: the server knows who is asking and says no.

@@ -22,9 +22,9 @@ extension DecisionStore {
     /// How often the attempt `release` belongs to was continued already (a renewed Digest nonce,
     /// the NTLM handshake's next message): the other releases of its kind and method to its task,
     /// for the same server, at the same failure count. A continuation keeps the attempt's failure
-    /// count; a rejection starts the next attempt with a higher one. Read without a lock: two
-    /// identical responses forwarded at the same moment for one task may both continue, which
-    /// costs the server one more round.
+    /// count; a rejection starts the next attempt with a higher one. Each release is continued
+    /// at most once (`claimContinuation`), so these releases form one chain and their number is
+    /// exact.
     public func continuations(of release: DecisionEntry) async throws -> Int {
         try await pool.withConnection { connection in
             try connection.query(
@@ -40,6 +40,26 @@ extension DecisionStore {
                     .text(release.protectionSpace.authenticationMethod), .int(Int64(release.previousFailureCount)), .text(release.kind),
                 ]
             ).rows[0].decode("continued")
+        }
+    }
+
+    /// Claims `release` for the one response that continues its attempt: `false` when another
+    /// response claimed it first, or it has an outcome. One statement, so that of two responses
+    /// forwarded at once for one task, through any instances, exactly one continues.
+    public func claimContinuation(of release: DecisionEntry) async throws -> Bool {
+        try await pool.withConnection { connection in
+            try connection.execute(
+                "UPDATE decisions SET continued_at = now() WHERE id = $1 AND continued_at IS NULL AND outcome IS NULL",
+                [.uuid(release.id)]
+            ) == 1
+        }
+    }
+
+    /// Gives up a claim whose continuation could not be recorded, so that the response can be
+    /// forwarded again.
+    public func abandonContinuation(of release: DecisionEntry) async throws {
+        try await pool.withConnection { connection in
+            _ = try connection.execute("UPDATE decisions SET continued_at = NULL WHERE id = $1", [.uuid(release.id)])
         }
     }
 
