@@ -145,10 +145,15 @@ static inline int countersign_kdf_work_within(const X509_ALGOR *algorithm, long 
 static inline int countersign_pkcs12_bags_within(const STACK_OF(PKCS12_SAFEBAG) *bags, long limit) {
     for (int index = 0; index < sk_PKCS12_SAFEBAG_num(bags); index++) {
         const PKCS12_SAFEBAG *bag = sk_PKCS12_SAFEBAG_value(bags, index);
-        if (PKCS12_SAFEBAG_get_nid(bag) == NID_pkcs8ShroudedKeyBag) {
+        int nid = PKCS12_SAFEBAG_get_nid(bag);
+        if (nid == NID_pkcs8ShroudedKeyBag) {
             const X509_ALGOR *algorithm = NULL;
             X509_SIG_get0(PKCS12_SAFEBAG_get0_pkcs8(bag), &algorithm, NULL);
             if (algorithm == NULL || !countersign_kdf_work_within(algorithm, limit)) return 0;
+        } else if (nid == NID_safeContentsBag) {
+            // PKCS12_parse descends into nested bags and decrypts the key bags it finds there.
+            // The nesting is as deep as the ASN.1 decoder allowed (ASN1_MAX_CONSTRUCTED_NEST).
+            if (!countersign_pkcs12_bags_within(PKCS12_SAFEBAG_get0_safes(bag), limit)) return 0;
         }
     }
     return 1;

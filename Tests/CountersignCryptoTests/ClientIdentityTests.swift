@@ -99,6 +99,42 @@ struct ClientIdentityTests {
         #expect(throws: CryptoError(.malformedPrivateKey, "")) { try PrivateKey(pem: String(decoding: pem, as: UTF8.self), passphrase: "wrong") }
     }
 
+    /// RFC 7292's safeContentsBag nests bags, and PKCS12_parse decrypts a key bag found inside
+    /// one: its key derivation is the uploader's to choose as much as a top-level bag's.
+    @Test func keyBagNestedInSafeContentsIsCheckedToo() throws {
+        let leaf = pki.clientA.leaf
+        let shroudedKey = try TestPKI.runOpenSSL([
+            "pkcs8", "-topk8", "-in", leaf.keyPath, "-v2", "aes-256-cbc", "-iter", "5000", "-passout", "pass:p", "-outform", "DER",
+        ])
+        let pkcs12Bag = "2A864886F70D010C0A01"
+        let keyBag = DER.sequence(DER.oid(pkcs12Bag + "02"), DER.explicit(shroudedKey))
+        let certificateBag = DER.sequence(
+            DER.oid(pkcs12Bag + "03"),
+            DER.explicit(DER.sequence(DER.oid("2A864886F70D01091601"), DER.explicit(DER.octets(leaf.certificate.derBytes))))
+        )
+        let safeContentsBag = DER.sequence(DER.oid(pkcs12Bag + "06"), DER.explicit(DER.sequence(keyBag)))
+        let data = DER.oid("2A864886F70D010701")
+        let authenticatedSafe = DER.sequence(DER.sequence(data, DER.explicit(DER.octets(DER.sequence(certificateBag, safeContentsBag)))))
+        // The MAC as PKCS12_set_mac makes it: HMAC-SHA256 under the PKCS#12 KDF's MAC key (id 3)
+        // of the password as a BMPString ("p" and its terminator), 2,048 iterations.
+        let salt = try SecureRandom.bytes(8)
+        let keyText = try TestPKI.runOpenSSL([
+            "kdf", "-keylen", "32", "-kdfopt", "digest:SHA256", "-kdfopt", "hexpass:00700000", "-kdfopt", "hexsalt:\(salt.hexString)",
+            "-kdfopt", "iter:2048", "-kdfopt", "id:3", "PKCS12KDF",
+        ])
+        let macKey = [UInt8](hex: String(decoding: keyText, as: UTF8.self).filter(\.isHexDigit))
+        let mac = HMAC.authenticationCode(.sha256, key: macKey, message: authenticatedSafe)
+        let macData = DER.sequence(
+            DER.sequence(DER.sequence(DER.oid("608648016503040201"), [0x05, 0x00]), DER.octets(mac)),
+            DER.octets(salt),
+            [0x02, 0x02, 0x08, 0x00]
+        )
+        let nested = DER.sequence([0x02, 0x01, 0x03], DER.sequence(data, DER.explicit(DER.octets(authenticatedSafe))), macData)
+
+        #expect(try ClientIdentity(pkcs12: nested, password: "p", maximumIterations: 5000).certificate == pki.clientA.certificate)
+        #expect(throws: CryptoError(.malformedPKCS12, "")) { try ClientIdentity(pkcs12: nested, password: "p", maximumIterations: 3000) }
+    }
+
     @Test func garbageAndTruncation() {
         let p12 = pki.clientA.pkcs12
         for bytes in [
@@ -257,4 +293,23 @@ struct ClientIdentityTests {
         }
         return tlv(0x30, rdns)
     }
+}
+
+/// Just enough DER to assemble PKCS#12 structures no tool writes.
+private enum DER {
+    static func element(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] {
+        guard content.count >= 0x80 else { return [tag, UInt8(content.count)] + content }
+        var length: [UInt8] = []
+        var remaining = content.count
+        while remaining > 0 {
+            length.insert(UInt8(remaining & 0xff), at: 0)
+            remaining >>= 8
+        }
+        return [tag, 0x80 | UInt8(length.count)] + length + content
+    }
+
+    static func sequence(_ elements: [UInt8]...) -> [UInt8] { element(0x30, elements.flatMap { $0 }) }
+    static func explicit(_ content: [UInt8]) -> [UInt8] { element(0xA0, content) }
+    static func octets(_ content: [UInt8]) -> [UInt8] { element(0x04, content) }
+    static func oid(_ hex: String) -> [UInt8] { element(0x06, [UInt8](hex: hex)) }
 }
