@@ -105,6 +105,30 @@ import Testing
         }
     }
 
+    /// The subject keys the identity's row, and a key index entry holds at most 2,704 bytes: a
+    /// subject of some thousands of characters (60 random OUs) is refused with a code, not a 500.
+    @Test func aSubjectTooLongToKeyTheIdentityIsRefusedWithACode() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-long-subject-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let units = try (0..<60).map { _ in "/OU=" + (try SecureRandom.bytes(30).hexString) }
+        try TestPKI.runOpenSSL([
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-noenc", "-keyout", directory + "/key.pem",
+            "-out", directory + "/certificate.pem", "-days", "30", "-subj", "/CN=long" + units.joined(),
+        ])
+        let body = [
+            "privateKey": try String(contentsOfFile: directory + "/key.pem", encoding: .utf8),
+            "certificateChain": try String(contentsOfFile: directory + "/certificate.pem", encoding: .utf8),
+        ]
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let reply = try await api.call(.post, "/v1/identities", key: tenant.adminKey, json: body)
+            #expect(reply.status == 400, "\(reply)")
+            #expect(reply.errorCode == "invalid_identity", "\(reply)")
+            #expect((try await api.call(.get, "/v1/identities", key: tenant.adminKey).json["identities"] as? [Any])?.isEmpty == true)
+        }
+    }
+
     @Test func rulesNameIdentitiesAsIdentitiesAndDeletionWaitsForThePolicy() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()

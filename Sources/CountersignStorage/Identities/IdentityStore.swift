@@ -22,8 +22,20 @@ public struct IdentityStore: Sendable {
         self.init(pool: credentials.pool, vault: credentials.vault)
     }
 
-    /// Stores `identity` for the tenant. The same certificate twice is `identity_exists`.
+    /// The longest leaf subject (RFC 2253 text, ASCII) an identity is stored under: the subject
+    /// is the account of the identity's credential row, which is part of the keychain key, and
+    /// an entry of that index holds at most 2,704 bytes.
+    public static let maximumSubjectLength = 1000
+
+    /// Stores `identity` for the tenant. The same certificate twice is `identity_exists`; a leaf
+    /// subject longer than `maximumSubjectLength` is `invalid_identity`.
     public func create(tenantID: UUID, identity: ClientIdentity, label: String?, actor: String) async throws -> Credential {
+        guard identity.certificate.subject.utf8.count <= Self.maximumSubjectLength else {
+            throw CountersignError(
+                .invalidIdentity,
+                "the certificate's subject is longer than \(Self.maximumSubjectLength) characters, too long to store the identity under"
+            )
+        }
         let key = try await vault.key(for: tenantID)
         let id = UUID.random()
         var pkcs8: [UInt8]
