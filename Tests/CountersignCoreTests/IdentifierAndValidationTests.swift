@@ -101,4 +101,20 @@ struct IdentifierAndValidationTests {
             #expect(throws: Never.self) { try space(good).validate() }
         }
     }
+
+    @Test("a space's key fits an index entry: the quick bound never lets a key too long through")
+    func keySizes() {
+        let parts = ["", "a", "|", "%", "İ", "ẞ", "🌍", "a|%🌍İ"]
+        for _ in 0..<2000 {
+            func text(_ count: Int) -> String { (0..<Int.random(in: 0...count)).map { _ in parts.randomElement()! }.joined() }
+            let space = ProtectionSpace(
+                host: text(80),
+                port: 443,
+                protocolName: text(12),
+                realm: text(400),
+                authenticationMethod: [.httpBasic, .default, .ntlm, AuthenticationMethod(rawValue: text(60))].randomElement()!
+            )
+            #expect(space.keyFits == (space.key.utf8.count <= ProtectionSpace.maximumKeyBytes), "\(space.key.utf8.count)")
+        }
+    }
 }

@@ -99,6 +99,18 @@ public struct ProtectionSpace: Codable, Hashable, Sendable {
         return key
     }
 
+    /// The most bytes a space's `key` may take: it keys session memory and rejection counters in
+    /// PostgreSQL, where one index entry holds at most about 2.7 KB.
+    public static let maximumKeyBytes = 2048
+
+    /// Whether `key` stays within `maximumKeyBytes`. The key is built only when its parts could
+    /// take more: escaping (`%`, `|`) and case folding at most triple a part.
+    public var keyFits: Bool {
+        let parts = host.utf8.count + (realm?.utf8.count ?? 0) + (protocolName?.utf8.count ?? 0)
+        let bound = 48 + 3 * parts + authenticationMethod.rawValue.utf8.count
+        return bound <= Self.maximumKeyBytes || key.utf8.count <= Self.maximumKeyBytes
+    }
+
     /// Whether `host` can name a host: 1 to 253 bytes, no whitespace, slash or control
     /// character, and the shape of a name or address (`HostShape`). Looks at bytes while the
     /// host is ASCII (it nearly always is) and at characters otherwise, where Unicode decides
@@ -131,6 +143,12 @@ public struct ProtectionSpace: Codable, Hashable, Sendable {
         }
         if let protocolName { try Validation.name(protocolName, field: "protectionSpace.protocol", maxLength: 32) }
         if let proxyType { try Validation.name(proxyType, field: "protectionSpace.proxyType", maxLength: 32) }
+        guard keyFits else {
+            throw CountersignError(
+                .invalidField,
+                "'protectionSpace.realm' is too long for this space: protocol, host, realm and method together may take \(Self.maximumKeyBytes) bytes of UTF-8 (`%` and `|` count three)"
+            )
+        }
     }
 }
 

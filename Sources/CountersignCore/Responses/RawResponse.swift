@@ -103,7 +103,7 @@ public struct RawResponse: Codable, Hashable, Sendable {
             target = .init(host: url.host, port: url.port, protocolName: url.scheme, isProxy: false)
         }
         let requestTarget = try request.requestTarget(url: url, throughProxy: status == 407)
-        return RawResponseContext(
+        let context = RawResponseContext(
             taskId: taskId,
             status: status,
             challenges: challenges,
@@ -113,5 +113,12 @@ public struct RawResponse: Codable, Hashable, Sendable {
             entityBody: try request.entityBody(),
             previousDecisionId: previousDecisionId
         )
+        for (index, challenge) in challenges.enumerated() where !context.protectionSpace(scheme: challenge.scheme, realm: challenge.realm).keyFits {
+            throw CountersignError(
+                .challengeTooLarge,
+                "the realm of challenge #\(index + 1) is too long for its space: protocol, host, realm and method together may take \(ProtectionSpace.maximumKeyBytes) bytes of UTF-8 (`%` and `|` count three)"
+            )
+        }
+        return context
     }
 }

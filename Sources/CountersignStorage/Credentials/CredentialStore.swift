@@ -325,7 +325,8 @@ public struct CredentialStore: Sendable {
 
     /// The credential saved under these keychain attributes for `owner`, locked. Tenant-wide
     /// credentials an admin provisioned and ones clients submitted are apart
-    /// (migrations/0008_submitted_credentials_apart.sql).
+    /// (migrations/0008_submitted_credentials_apart.sql). The digests are compared as well as the
+    /// texts because the keychain key holds those (migrations/0015): one index lookup.
     static func find(tenantID: UUID, attributes: CredentialAttributes, owner: CredentialOwner, on connection: PostgresConnection) throws -> Credential? {
         let ownerValues = owner.columnValues
         return try connection.query(
@@ -336,6 +337,8 @@ public struct CredentialStore: Sendable {
               AND coalesce(c.port, -1) = coalesce($7::int, -1) AND coalesce(c.protocol, '') = coalesce($8::text, '')
               AND coalesce(c.realm, '') = coalesce($9::text, '') AND coalesce(c.path, '') = coalesce($10::text, '')
               AND coalesce(c.authentication_method, '') = coalesce($11::text, '') AND c.account = $12
+              AND text_sha256(coalesce(c.realm, '')) = text_sha256(coalesce($9::text, ''))
+              AND text_sha256(coalesce(c.path, '')) = text_sha256(coalesce($10::text, '')) AND text_sha256(c.account) = text_sha256($12)
               AND (c.submitted_by_client IS NULL) = ($13::text IS NULL)
             FOR UPDATE
             """,
