@@ -141,7 +141,13 @@ struct DelegateAnswerTests {
 
     static let endings: [Ending] = [
         Ending(description: "200", response: response(200), expected: #"{"outcome":"accepted","upstreamStatus":200}"#),
-        Ending(description: "401 from the same server", response: response(401), error: URLError(.cancelled), expected: #"{"outcome":"rejected","upstreamStatus":401}"#),
+        Ending(description: "401 from the same server", response: response(401), expected: #"{"outcome":"rejected","upstreamStatus":401}"#),
+        Ending(
+            description: "failed with the 401 that asked for the credential: its request got no answer",
+            response: response(401),
+            error: URLError(.timedOut),
+            expected: #"{"outcome":"cancelled"}"#
+        ),
         Ending(description: "403: the credential was good", response: response(403), expected: #"{"outcome":"accepted","upstreamStatus":403}"#),
         Ending(
             description: "401 from another server after a redirect",

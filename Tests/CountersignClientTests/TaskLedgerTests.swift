@@ -84,6 +84,23 @@ struct TaskLedgerTests {
         )
     }
 
+    @Test("a task that failed with the 401 that asked for the credential: cancelled, the credential was never judged")
+    func failedWhileSendingTheCredential() {
+        var ledger = TaskLedger()
+        let (refused, refusedUse) = Self.decision(Self.origin)
+        _ = ledger.record(refused, use: refusedUse, task: 1)
+        _ = ledger.retry(task: 1, spaceKey: Self.origin.ledgerKey, previousFailureCount: 1, status: 401)
+        let (unanswered, unansweredUse) = Self.decision(Self.origin)
+        _ = ledger.record(unanswered, use: unansweredUse, task: 1)
+        let completion = ledger.complete(task: 1, status: 401, host: "api.example.com", port: 443, endedWithError: true)
+        #expect(
+            completion.reports == [
+                PendingOutcome(decisionId: refused.decisionId, report: OutcomeReport(outcome: .rejected, upstreamStatus: 401)),
+                PendingOutcome(decisionId: unanswered.decisionId, report: OutcomeReport(outcome: .cancelled)),
+            ]
+        )
+    }
+
     @Test("an ended task records nothing more, and forgets its entry")
     func endedTask() {
         var ledger = TaskLedger()

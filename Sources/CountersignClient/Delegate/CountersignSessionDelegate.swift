@@ -44,7 +44,8 @@ public import FoundationNetworking
 ///   credential it was given is reported: `rejected` with the status when the same space
 ///   challenged the task again or the task ended with that space's 401/407 (unless the service
 ///   already counted the retry); `accepted` with the status when the task ended with any other
-///   response; `cancelled` when it ended without a response. Decisions that released nothing are
+///   response; `cancelled` when it ended without a response, or failed (timed out, cancelled)
+///   while the request carrying the credential was under way. Decisions that released nothing are
 ///   not reported. Reports are retried (the service counts each once).
 /// - **Invalidation.** `urlSession(_:didBecomeInvalidWithError:)` invalidates the Countersign
 ///   session after the pending reports are sent: mode `cancel` when the URLSession became invalid
@@ -335,7 +336,7 @@ public final class CountersignSessionDelegate: NSObject, URLSessionTaskDelegate,
     func taskDidComplete(taskIdentifier: Int, response: URLResponse?, error: (any Error)?) {
         let http = response as? HTTPURLResponse
         let port = http?.url.map { url in url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80) }
-        let completion = ledger.withLock { $0.complete(task: taskIdentifier, status: http?.statusCode, host: http?.url?.host, port: port) }
+        let completion = ledger.withLock { $0.complete(task: taskIdentifier, status: http?.statusCode, host: http?.url?.host, port: port, endedWithError: error != nil) }
         emit(
             .taskCompleted(
                 TaskSummary(

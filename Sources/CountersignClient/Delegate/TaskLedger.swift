@@ -85,15 +85,21 @@ struct TaskLedger: Sendable {
         entries[task] = entry
     }
 
-    /// The task ended with `status` from `host`:`port` (nil: no HTTP response). Every credential
-    /// it was given gets an outcome:
+    /// The task ended with `status` from `host`:`port` (nil: no HTTP response), `endedWithError`
+    /// when it failed (cancelled, timed out, connection lost). Every credential it was given gets
+    /// an outcome:
     /// - refused by a later challenge of the same space: `rejected` with that challenge's status,
     ///   unless the service already counted it from the retry itself;
     /// - otherwise judged by the final response: the space's authentication failure (401 from
     ///   that origin, 407 from a proxy) is `rejected`; any other status means the credential
     ///   got past authentication and is `accepted` (a 403 or 404 is the server's verdict on the
-    ///   request, not on the credential); no response at all is `cancelled`.
-    mutating func complete(task: Int, status: Int?, host: String?, port: Int?) -> Completion {
+    ///   request, not on the credential); no response at all is `cancelled`;
+    /// - but a task that failed with the space's authentication failure as its response is
+    ///   `cancelled`: URLSession keeps the 401/407 that asked for the credential as the task's
+    ///   response while it sends the request again, so when that request gets no answer (timed
+    ///   out, cancelled by the app) the 401/407 is not the server's verdict on the credential. A
+    ///   401/407 that did answer it raises the next challenge, which marks it refused above.
+    mutating func complete(task: Int, status: Int?, host: String?, port: Int?, endedWithError: Bool = false) -> Completion {
         remember(completedTask: task)
         guard let entry = entries.removeValue(forKey: task) else { return Completion(reports: [], decisions: [], fallbacks: []) }
         var reports: [PendingOutcome] = []
@@ -114,6 +120,10 @@ struct TaskLedger: Sendable {
             } else {
                 let sameServer = (host.map { $0.lowercased() == use.host.lowercased() } ?? true) && (port.map { $0 == use.port } ?? true)
                 refusedHere = status == 401 && sameServer
+            }
+            if refusedHere, endedWithError {
+                reports.append(PendingOutcome(decisionId: use.decisionId, report: OutcomeReport(outcome: .cancelled)))
+                continue
             }
             reports.append(PendingOutcome(decisionId: use.decisionId, report: OutcomeReport(outcome: refusedHere ? .rejected : .accepted, upstreamStatus: status)))
         }
