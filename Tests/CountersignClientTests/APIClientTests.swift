@@ -99,6 +99,21 @@ struct APIClientTests {
             call: { _ = try await $0.openSession(OpenSessionRequest(clientId: "d")) }, route: "openSession", requests: 2
         ),
         RetryCase(
+            description: "decideChallenge after a proxy's 503 page: Countersign may have decided behind it, not retried",
+            script: .init(challenge: { _ in .json(503, "upstream connect error or disconnect/reset before headers") }),
+            call: { _ = try await $0.decideChallenge(APIClientTests.challenge, in: UUID()) }, route: "challenge", requests: 1
+        ),
+        RetryCase(
+            description: "openSession after a proxy's 503 page: might have opened one, not retried",
+            script: .init(openSession: { _ in .json(503, "<html>Service Unavailable</html>") }),
+            call: { _ = try await $0.openSession(OpenSessionRequest(clientId: "d")) }, route: "openSession", requests: 1
+        ),
+        RetryCase(
+            description: "getSession after a proxy's 503 page: idempotent, retried",
+            script: .init(getSession: { _ in .json(503, "<html>Service Unavailable</html>") }),
+            call: { _ = try await $0.getSession(UUID()) }, route: "getSession", requests: 3
+        ),
+        RetryCase(
             description: "decideChallenge after a timeout: may have been decided, never resent",
             script: .init(challenge: { _ in .json(200, FakeCountersign.answerJSON(disposition: "performDefaultHandling"), delay: .seconds(3)) }),
             call: { _ = try await $0.decideChallenge(APIClientTests.challenge, in: UUID()) }, route: "challenge", requests: 1,

@@ -104,12 +104,13 @@ public final class CountersignClient: Sendable {
                     throw .decoding(operation: request.operation, reason: "the \(status) body is not the contract's \(Response.self)")
                 }
             }
-            if attempt < policy.maxAttempts, RetryPolicy.mayRetry(status: status, request.safety) {
+            let error = Self.serviceError(status: status, body: data)
+            if attempt < policy.maxAttempts, RetryPolicy.mayRetry(status: status, request.safety, fromCountersign: error.serviceCode != Self.foreignCode(status)) {
                 try await pause(policy.backoff(after: attempt))
                 attempt += 1
                 continue
             }
-            throw Self.serviceError(status: status, body: data)
+            throw error
         }
     }
 
@@ -166,8 +167,11 @@ public final class CountersignClient: Sendable {
         if let parsed = try? JSONDecoder().decode(ErrorBody.self, from: body) {
             return .service(status: status, code: parsed.error.code, message: parsed.error.message)
         }
-        return .service(status: status, code: "http_\(status)", message: "the service answered \(status) without a Countersign error body")
+        return .service(status: status, code: foreignCode(status), message: "the service answered \(status) without a Countersign error body")
     }
+
+    /// The code of an answer that is not Countersign's error body.
+    static func foreignCode(_ status: Int) -> String { "http_\(status)" }
 }
 
 extension CountersignClient: CustomStringConvertible {

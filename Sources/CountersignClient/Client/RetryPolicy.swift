@@ -10,7 +10,9 @@ import Foundation
 /// - **Others** (`openSession`, `decideChallenge`, `answerRawResponse`, `submitCredential`,
 ///   `answerSecurityChecks`) are retried only when the request certainly did not take effect: the
 ///   connection could not be made at all (refused, host not found, offline), or the service
-///   answered 503, which the contract defines as "nothing was written". A challenge or a raw
+///   answered 503 with its own error body, which the contract defines as "nothing was written".
+///   A 503 without it comes from something in between (a load balancer, a proxy), which may have
+///   passed the request on before failing: not retried. A challenge or a raw
 ///   response is never resent after a timeout or a lost connection: the first copy may have been
 ///   decided and recorded (and a second 401 counted as a rejection, a Digest nonce count spent),
 ///   and a second decision for the same challenge would leave the first one without an outcome.
@@ -51,10 +53,14 @@ public struct RetryPolicy: Sendable, Hashable {
         }
     }
 
-    /// Whether an HTTP status may be retried for an operation of `safety`.
-    static func mayRetry(status: Int, _ safety: Safety) -> Bool {
+    /// Whether an HTTP status may be retried for an operation of `safety`; `fromCountersign`: the
+    /// answer carries Countersign's own error body.
+    static func mayRetry(status: Int, _ safety: Safety, fromCountersign: Bool) -> Bool {
         switch status {
-        case 503, 429: return true
+        // Only Countersign's 503 promises that nothing was written; an intermediary's may come
+        // after it passed the request on.
+        case 503: return safety == .idempotent || fromCountersign
+        case 429: return true
         case 502, 504: return safety == .idempotent
         default: return false
         }
