@@ -224,6 +224,29 @@ struct CompletionOnceTests {
         }
     }
 
+    @Test("too many attempts at a session-wide challenge (NTLM on Apple platforms): cancelled without asking")
+    func tooManySessionWideAttempts() async throws {
+        try await FakeCountersign.run { fake in
+            let direct = DirectDelegate(baseURL: fake.baseURL) { $0.maxAttemptsPerTask = 4 }
+            let space = URLProtectionSpace(host: "intranet.example.com", port: 443, protocol: "https", realm: nil, authenticationMethod: NSURLAuthenticationMethodNTLM)
+            let challenge = URLAuthenticationChallenge(
+                protectionSpace: space,
+                proposedCredential: nil,
+                previousFailureCount: 4,
+                failureResponse: nil,
+                error: nil,
+                sender: Challenges.Sender()
+            )
+            let probe = CompletionProbe()
+            direct.delegate.urlSession(direct.session, didReceive: challenge, completionHandler: probe.handler)
+            _ = await probe.firstCall()
+            await direct.delegate.waitUntilIdle()
+            #expect(probe.all.map(\.disposition) == [.cancelAuthenticationChallenge])
+            #expect(direct.events.fallbacks.only?.reason == .tooManyAttempts(4))
+            #expect(fake.recorder.count("challenge") == 0)
+        }
+    }
+
     @Test("after the URLSession is invalidated: fallback, nothing asked")
     func afterInvalidation() async throws {
         try await FakeCountersign.run { fake in

@@ -229,9 +229,11 @@ public final class CountersignSessionDelegate: NSObject, URLSessionTaskDelegate,
             if let rejected, challenge.proposedCredential == nil {
                 challenge.proposedCredential = ProposedCredential(user: rejected.user, hasPassword: true)
             }
-            if snapshot.previousFailureCount >= configuration.maxAttemptsPerTask {
-                return .fallback(.tooManyAttempts(snapshot.previousFailureCount), .cancelAuthenticationChallenge)
-            }
+        }
+        // Session-wide challenges too: on Apple platforms a refused NTLM or Negotiate handshake
+        // comes back through the session-wide method, with its failures counted up the same way.
+        if snapshot.previousFailureCount >= configuration.maxAttemptsPerTask {
+            return .fallback(.tooManyAttempts(snapshot.previousFailureCount), .cancelAuthenticationChallenge)
         }
         // One more round when the session ended under us (expired, swept): open another and ask again.
         for round in 0..<2 {
