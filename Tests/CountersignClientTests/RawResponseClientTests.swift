@@ -170,6 +170,18 @@ struct RawResponseClientTests {
         #expect(raw.proxy == nil && raw.previousDecisionId == nil)
     }
 
+    @Test("built from an HTTPURLResponse: a password in the URL is not forwarded")
+    func urlPasswordWithheld() throws {
+        let url = URL(string: "https://alice:url-pass-word@intranet.example.com:8443/private?x=1")!
+        let http = try #require(HTTPURLResponse(url: url, statusCode: 401, httpVersion: "HTTP/1.1", headerFields: ["WWW-Authenticate": #"Basic realm="r""#]))
+        let raw = RawResponse(taskId: "t", response: http, request: URLRequest(url: url))
+        #expect(raw.request.url == "https://intranet.example.com:8443/private?x=1")
+        let body = try String(decoding: JSONEncoder().encode(raw), as: UTF8.self)
+        for text in [body, "\(raw)", String(reflecting: raw)] {
+            #expect(!text.contains("url-pass-word"), "\(text)")
+        }
+    }
+
     @Test("codes and statuses a later service adds decode as themselves")
     func openValues() throws {
         var json = FakeCountersign.responseAnswerJSON()

@@ -30,14 +30,25 @@ extension RawResponse {
             if leftIsChallenge != rightIsChallenge { return leftIsChallenge }
             return left.name.lowercased() < right.name.lowercased()
         }
-        let url = response.url ?? request.url
+        let url = (response.url ?? request.url).map(Self.withoutUserInfo)
         self.init(
             taskId: taskId,
             status: response.statusCode,
             headers: headers,
-            request: ForwardedRequest(method: request.httpMethod ?? "GET", url: url?.absoluteString ?? ""),
+            request: ForwardedRequest(method: request.httpMethod ?? "GET", url: url ?? ""),
             proxy: proxy,
             previousDecisionId: previousDecisionId
         )
+    }
+
+    /// `url` without its user and password: a password written into the URL is the app's secret,
+    /// which Countersign neither needs (the service answers from its own credentials) nor may see.
+    static func withoutUserInfo(_ url: URL) -> String {
+        guard url.user != nil || url.password != nil else { return url.absoluteString }
+        // A URL that cannot be taken apart is sent as nothing (the service answers 400), never whole.
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return "" }
+        components.percentEncodedUser = nil
+        components.percentEncodedPassword = nil
+        return components.string ?? ""
     }
 }
