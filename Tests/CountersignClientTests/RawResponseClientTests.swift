@@ -148,7 +148,7 @@ struct RawResponseClientTests {
         #expect("\(request)".contains("32 bytes"))
     }
 
-    @Test("built from an HTTPURLResponse: the answering URL, the request's method, challenge fields first")
+    @Test("built from an HTTPURLResponse: the answering URL, the request's method, challenge fields first, no cookie")
     func fromHTTPURLResponse() throws {
         let url = URL(string: "http://127.0.0.1:8081/private?x=1")!
         let http = try #require(
@@ -156,7 +156,10 @@ struct RawResponseClientTests {
                 url: url,
                 statusCode: 401,
                 httpVersion: "HTTP/1.1",
-                headerFields: ["Content-Type": "text/plain", "WWW-Authenticate": #"Digest realm="r", nonce="n", Basic realm="r""#, "Date": "now"]
+                headerFields: [
+                    "Content-Type": "text/plain", "WWW-Authenticate": #"Digest realm="r", nonce="n", Basic realm="r""#, "Date": "now",
+                    "Set-Cookie": "session=app-secret",
+                ]
             )
         )
         var request = URLRequest(url: URL(string: "http://127.0.0.1:8081/redirected-from")!)
@@ -166,6 +169,7 @@ struct RawResponseClientTests {
         #expect(raw.request.method == "PUT")
         #expect(raw.request.url == url.absoluteString)
         #expect(raw.headers.first == ResponseHeader("WWW-Authenticate", #"Digest realm="r", nonce="n", Basic realm="r""#))
+        // The app's cookie stays with the app, as with forwarded challenges.
         #expect(raw.headers.map { $0.name.lowercased() } == ["www-authenticate", "content-type", "date"])
         #expect(raw.proxy == nil && raw.previousDecisionId == nil)
     }

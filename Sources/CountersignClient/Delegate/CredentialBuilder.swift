@@ -84,9 +84,15 @@ enum CredentialBuilder {
     #if canImport(Security)
     /// The identity in a PKCS#12, with the rest of its chain, as a client-certificate credential.
     static func identityCredential(pkcs12: Data, passphrase: String, persistence: URLCredential.Persistence) -> URLCredential? {
-        let options = [kSecImportExportPassphrase as String: passphrase] as CFDictionary
+        var options: [String: Any] = [kSecImportExportPassphrase as String: passphrase]
+        #if os(macOS)
+        // macOS would otherwise add the identity and its private key to the login keychain, once
+        // more on every release, whatever the persistence; iOS keeps imports in memory anyway.
+        // Available from macOS 15, the package's minimum.
+        options[kSecImportToMemoryOnly as String] = true
+        #endif
         var imported: CFArray?
-        guard SecPKCS12Import(pkcs12 as CFData, options, &imported) == errSecSuccess,
+        guard SecPKCS12Import(pkcs12 as CFData, options as CFDictionary, &imported) == errSecSuccess,
             let items = imported as? [[String: Any]],
             let first = items.first,
             let identityValue = first[kSecImportItemIdentity as String]

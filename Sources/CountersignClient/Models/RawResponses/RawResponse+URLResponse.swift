@@ -10,7 +10,7 @@ extension RawResponse {
     /// The URL is the response's (after redirects, the one that asked), the method the request's.
     /// `HTTPURLResponse` folds repeated header fields into one comma-separated value, which
     /// RFC 9110 allows for `WWW-Authenticate` and which the service parses; the challenge fields
-    /// come first, the others follow by name.
+    /// come first, the others follow by name. Cookies are left out, as from forwarded challenges.
     public init(
         taskId: String,
         response: HTTPURLResponse,
@@ -20,7 +20,9 @@ extension RawResponse {
     ) {
         var headers: [ResponseHeader] = []
         for (name, value) in response.allHeaderFields {
-            guard let name = name as? String, let value = value as? String else { continue }
+            guard let name = name as? String, let value = value as? String,
+                !ChallengeSnapshot.withheldHeaders.contains(name.lowercased())
+            else { continue }
             headers.append(ResponseHeader(name, value))
         }
         let challengeFields: Set<String> = ["www-authenticate", "proxy-authenticate"]
