@@ -1,5 +1,5 @@
--- A release's attempt goes on at most once from each release: a response that continues it (the
--- server's next NTLM handshake message, or a renewed Digest nonce) first claims the release here,
+-- Each release is continued at most once: a response that continues its attempt (the server's
+-- next NTLM handshake message, or a renewed Digest nonce) first claims the release here,
 -- and a second response claiming the same release, through this instance or another, is told so
 -- instead of continuing the attempt again. Until now the two were told apart by counting the
 -- releases recorded, which a second response read before the first one's release was recorded.

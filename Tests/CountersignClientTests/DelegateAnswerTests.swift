@@ -127,6 +127,31 @@ struct DelegateAnswerTests {
         }
     }
 
+    @Test("a task cancelled while the challenge that refused its credential waits for Countersign still reports the rejection")
+    func cancelledWhileTheRetryIsAsked() async throws {
+        let first = UUID()
+        let script = FakeCountersign.Script(challenge: { call in
+            call == 1
+                ? .json(200, FakeCountersign.answerJSON(id: first, disposition: "useCredential", credential: Self.password(user: "svc-a")))
+                : .json(200, FakeCountersign.answerJSON(disposition: "cancelAuthenticationChallenge"), delay: .milliseconds(300))
+        })
+        try await FakeCountersign.run(script) { fake in
+            let direct = DirectDelegate(baseURL: fake.baseURL)
+            let task = direct.task()
+            _ = await direct.answer(Challenges.basic(), task: task)
+            // URLSession calls both on its delegate queue, one after the other: the app cancels the
+            // task while the refusing challenge is still with Countersign.
+            let probe = CompletionProbe()
+            direct.delegate.urlSession(direct.session, task: task, didReceive: Challenges.basic(previousFailureCount: 1), completionHandler: probe.handler)
+            direct.delegate.taskDidComplete(taskIdentifier: task.taskIdentifier, response: Self.response(401), error: URLError(.cancelled))
+            _ = await probe.firstCall()
+            await direct.delegate.waitUntilIdle()
+            #expect(fake.recorder.bodies("outcome") == [#"{"outcome":"rejected","upstreamStatus":401}"#])
+            let retry = try JSONDecoder().decode(Challenge.self, from: Data(fake.recorder.bodies("challenge")[1].utf8))
+            #expect(retry.proposedCredential == ProposedCredential(user: "svc-a", hasPassword: true))
+        }
+    }
+
     static func response(_ status: Int, url: String = "http://127.0.0.1:8443/private") -> HTTPURLResponse {
         HTTPURLResponse(url: URL(string: url)!, statusCode: status, httpVersion: "HTTP/1.1", headerFields: [:])!
     }

@@ -194,19 +194,27 @@ public final class CountersignSessionDelegate: NSObject, URLSessionTaskDelegate,
             fallBack(snapshot, taskIdentifier: taskIdentifier, once: once, reason: .ignoredMethod, disposition: .performDefaultHandling)
             return
         }
+        // Judged here, on the delegate queue, before the task's end (reported on the same queue)
+        // can settle the credential: a task cancelled while this challenge is with Countersign
+        // still has its credential reported refused.
+        let rejected = taskIdentifier.flatMap { task in
+            ledger.withLock {
+                $0.retry(task: task, spaceKey: snapshot.space.ledgerKey, previousFailureCount: snapshot.previousFailureCount, status: snapshot.failureStatus)
+            }
+        }
         work.start {
-            await self.resolveAndAnswer(snapshot, taskIdentifier: taskIdentifier, once: once)
+            await self.resolveAndAnswer(snapshot, taskIdentifier: taskIdentifier, rejected: rejected, once: once)
         }
     }
 
-    private func resolveAndAnswer(_ snapshot: ChallengeSnapshot, taskIdentifier: Int?, once: CompletionOnce) async {
+    private func resolveAndAnswer(_ snapshot: ChallengeSnapshot, taskIdentifier: Int?, rejected: TaskLedger.Use?, once: CompletionOnce) async {
         let timeout = configuration.challengeTimeout
         let deadline = Task {
             do { try await Task.sleep(for: timeout) } catch { return }
             self.fallBack(snapshot, taskIdentifier: taskIdentifier, once: once, reason: .timedOut)
         }
         defer { deadline.cancel() }
-        switch await resolve(snapshot, taskIdentifier: taskIdentifier) {
+        switch await resolve(snapshot, taskIdentifier: taskIdentifier, rejected: rejected) {
         case .decided(let answer):
             await apply(answer, snapshot, taskIdentifier: taskIdentifier, once: once)
         case .fallback(let reason, let disposition):
@@ -219,16 +227,12 @@ public final class CountersignSessionDelegate: NSObject, URLSessionTaskDelegate,
         case fallback(FallbackReason, Disposition?)
     }
 
-    /// Asks Countersign. Never throws: every failure is a fallback with its reason.
-    private func resolve(_ snapshot: ChallengeSnapshot, taskIdentifier: Int?) async -> Resolution {
+    /// Asks Countersign, naming the user of the `rejected` credential when URLSession proposes
+    /// none. Never throws: every failure is a fallback with its reason.
+    private func resolve(_ snapshot: ChallengeSnapshot, taskIdentifier: Int?, rejected: TaskLedger.Use?) async -> Resolution {
         var challenge = snapshot.challenge(taskId: taskIdentifier.map(String.init) ?? "session")
-        if let taskIdentifier {
-            let rejected = ledger.withLock {
-                $0.retry(task: taskIdentifier, spaceKey: snapshot.space.ledgerKey, previousFailureCount: snapshot.previousFailureCount, status: snapshot.failureStatus)
-            }
-            if let rejected, challenge.proposedCredential == nil {
-                challenge.proposedCredential = ProposedCredential(user: rejected.user, hasPassword: true)
-            }
+        if let rejected, challenge.proposedCredential == nil {
+            challenge.proposedCredential = ProposedCredential(user: rejected.user, hasPassword: true)
         }
         // Session-wide challenges too: on Apple platforms a refused NTLM or Negotiate handshake
         // comes back through the session-wide method, with its failures counted up the same way.

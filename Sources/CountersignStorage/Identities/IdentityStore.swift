@@ -23,8 +23,7 @@ public struct IdentityStore: Sendable {
     }
 
     /// The longest leaf subject (RFC 2253 text, ASCII) an identity is stored under: the subject
-    /// is the account of the identity's credential row, which is part of the keychain key, and
-    /// an entry of that index holds at most 2,704 bytes.
+    /// is the account of the identity's credential row, as long as a password's account may be.
     public static let maximumSubjectLength = 1000
 
     /// Stores `identity` for the tenant. The same certificate twice is `identity_exists`; a leaf
