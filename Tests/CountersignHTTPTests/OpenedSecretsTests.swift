@@ -46,4 +46,17 @@ import Testing
         for _ in 0..<7 { _ = try await cache.secret(of: credential(UUID(), version: 1)) { "secret" } }
         #expect(cache.count <= 3)
     }
+
+    @Test func forgetsWhatWasOpenedBeforeTheCutoff() async throws {
+        let cache = OpenedSecrets<String>(limit: 10)
+        let old = UUID()
+        _ = try await cache.secret(of: credential(old, version: 1)) { "old" }
+        let cutoff = ContinuousClock.now
+        let recent = UUID()
+        _ = try await cache.secret(of: credential(recent, version: 1)) { "recent" }
+        #expect(cache.forget(openedBefore: cutoff) == 1)
+        #expect(try await cache.secret(of: credential(recent, version: 1)) { Issue.record("the recent secret was opened again"); return nil } == "recent")
+        // The forgotten one is opened again when next released.
+        #expect(try await cache.secret(of: credential(old, version: 1)) { "old, opened again" } == "old, opened again")
+    }
 }

@@ -47,6 +47,7 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
     let decisionStore = DecisionStore(pool: pool)
     let cache = DecisionStateCache(store: DecisionStateStore(pool: pool))
     let secrets = SecretCache(store: credentials)
+    let openedIdentities = IdentityCache(store: identities)
     let writer = DecisionWriter(pool: pool, logger: logger, maximumWriters: configuration.decisionWriters)
     let decisions = DecisionService(
         cache: cache,
@@ -54,7 +55,7 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
         writer: writer,
         decisions: decisionStore,
         logger: logger,
-        identities: IdentityCache(store: identities)
+        identities: openedIdentities
     )
     let securityChecks = SecurityCheckService(cache: cache, secrets: secrets, writer: writer, store: SecurityCheckStore(pool: pool), logger: logger)
     let sessions = SessionService(sessions: sessionStore, credentials: credentials, cache: cache)
@@ -92,6 +93,7 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
         pool,
         PeriodicSweep.expiredSessions(sessionStore, every: configuration.sessionSweepInterval, logger: logger),
         PeriodicSweep.staleNonceCounts(nonceCounts, logger: logger),
+        PeriodicSweep.openedSecrets(secrets, openedIdentities, logger: logger),
     ]
     if let retention = configuration.retention {
         services.append(PeriodicSweep.retention(decisions: decisionStore, sessions: sessionStore, keptFor: retention, logger: logger))

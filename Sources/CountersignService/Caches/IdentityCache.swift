@@ -20,4 +20,9 @@ public final class IdentityCache: Sendable {
             try await store.identity(tenantID: credential.tenantID, id: credential.id, secretVersion: credential.secretVersion)
         }
     }
+
+    /// Drops the identities opened longer than `age` ago.
+    public func forget(openedLongerThan age: Duration) {
+        identities.forget(openedBefore: .now - age)
+    }
 }

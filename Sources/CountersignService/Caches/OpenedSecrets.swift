@@ -8,11 +8,15 @@ import Synchronization
 ///
 /// Only the newest secret version seen for a credential is kept: opening a newer one replaces the
 /// older at once, so a secret that an admin replaced does not stay in memory after its successor
-/// was first released.
+/// was first released. Nor does any secret stay much longer than `forget(openedBefore:)` lets it
+/// (`PeriodicSweep.openedSecrets`): one deleted, replaced through another instance, or held by a
+/// session that ended is never asked for again here, and would otherwise stay until the cache
+/// fills.
 final class OpenedSecrets<Secret: Sendable>: Sendable {
     private struct Entry {
         var secretVersion: Int
         var secret: Secret
+        var openedAt: ContinuousClock.Instant
     }
 
     private let entries = Mutex<[UUID: Entry]>([:])
@@ -33,9 +37,19 @@ final class OpenedSecrets<Secret: Sendable>: Sendable {
             // A caller deciding from older state must not push out the newer version.
             if let known = entries[credential.id], known.secretVersion > credential.secretVersion { return }
             if entries.count >= limit, entries[credential.id] == nil { entries.removeAll(keepingCapacity: true) }
-            entries[credential.id] = Entry(secretVersion: credential.secretVersion, secret: secret)
+            entries[credential.id] = Entry(secretVersion: credential.secretVersion, secret: secret, openedAt: .now)
         }
         return secret
+    }
+
+    /// Drops the secrets opened before `cutoff`; the next release opens them again.
+    @discardableResult
+    func forget(openedBefore cutoff: ContinuousClock.Instant) -> Int {
+        entries.withLock { entries in
+            let before = entries.count
+            entries = entries.filter { $0.value.openedAt >= cutoff }
+            return before - entries.count
+        }
     }
 
     var count: Int { entries.withLock { $0.count } }

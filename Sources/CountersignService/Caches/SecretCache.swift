@@ -18,4 +18,9 @@ public final class SecretCache: Sendable {
             try await store.password(tenantID: credential.tenantID, id: credential.id, secretVersion: credential.secretVersion)
         }
     }
+
+    /// Drops the passwords opened longer than `age` ago.
+    public func forget(openedLongerThan age: Duration) {
+        passwords.forget(openedBefore: .now - age)
+    }
 }

@@ -45,6 +45,15 @@ public struct PeriodicSweep: Service {
         }
     }
 
+    /// Drops the passwords and identities opened more than `age` ago from this process's memory
+    /// (see `OpenedSecrets`).
+    public static func openedSecrets(_ secrets: SecretCache, _ identities: IdentityCache, olderThan age: Duration = .seconds(600), every interval: Duration = .seconds(60), logger: Logger) -> PeriodicSweep {
+        PeriodicSweep(name: "opened secrets sweep", interval: interval, logger: logger) {
+            secrets.forget(openedLongerThan: age)
+            identities.forget(openedLongerThan: age)
+        }
+    }
+
     /// Deletes the Digest nonce counts of nonces unused for a day. Servers expire nonces within
     /// minutes (Apache: 5 minutes by default), so a day keeps every count that can still matter.
     public static func staleNonceCounts(_ nonceCounts: DigestNonceCountStore, every interval: Duration = .seconds(600), logger: Logger) -> PeriodicSweep {
