@@ -1,7 +1,9 @@
+import CountersignCore
 import CountersignHTTP
 import CountersignPostgres
 import CountersignTestSupport
 import Foundation
+import Logging
 import Testing
 
 @Suite("Probes and metrics")
@@ -161,6 +163,17 @@ struct ProbeTests {
             #expect(try await api.call(.get, "/readyz").status == 200, "the answer of a moment ago")
         }
         try? cluster.stop()
+    }
+
+    @Test("a migrations directory short of this build's schema is refused, not served as ready")
+    func migrationsShortOfTheBuildAreRefused() async throws {
+        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-no-migrations-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: empty) }
+        var configuration = try await TestService.configuration()
+        configuration.migrationsDirectory = empty.path
+        let error = #expect(throws: CountersignError.self) { _ = try buildApplication(configuration, logger: Logger(label: "countersign.test")) }
+        #expect(error?.code == .migrationsIncomplete)
     }
 
     @Test func readinessIs503BeforeMigrations() async throws {

@@ -13,4 +13,6 @@ extension CountersignError.Code {
     public static let migrationDuplicateVersion = Self("migration_duplicate_version", kind: .internalFailure)
     /// The migrations directory or one of its files cannot be read, or a file name is invalid.
     public static let migrationUnreadable = Self("migration_unreadable", kind: .internalFailure)
+    /// The migrations directory lacks migrations the build needs (an older release's, or none).
+    public static let migrationsIncomplete = Self("migrations_incomplete", kind: .internalFailure)
 }

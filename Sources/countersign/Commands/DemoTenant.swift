@@ -27,7 +27,9 @@ struct DemoTenant: Codable {
     }
 
     private static func prepare(on pool: PostgresPool, configuration: ServiceConfiguration, keysFile: String, logger: Logger) async throws -> DemoTenant {
-        let runner = MigrationRunner(migrations: try MigrationRunner.load(directory: configuration.migrationsDirectory))
+        let migrations = try MigrationRunner.load(directory: configuration.migrationsDirectory)
+        try SchemaVersion.check(migrations, from: configuration.migrationsDirectory)
+        let runner = MigrationRunner(migrations: migrations)
         _ = try await runner.migrate(on: pool, logger: logger)
 
         let keys = APIKeyStore(pool: pool)

@@ -21,7 +21,7 @@ struct MigrateCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = logging.bootstrap()
-        let runner = MigrationRunner(migrations: try MigrationRunner.load(directory: try database.resolvedMigrationsDirectory()))
+        let runner = MigrationRunner(migrations: try database.migrations())
         let configuration = database.postgresConfiguration()
         let pool = PostgresPool(configuration: configuration, logger: logger)
         let report: String

@@ -37,7 +37,7 @@ struct RekeyCommand: AsyncParsableCommand {
         let current = try Self.key(in: currentFile)
         let new = try Self.key(in: newMasterKeyFile)
         guard current != new else { throw StartupError("the new master key is the current one") }
-        let runner = MigrationRunner(migrations: try MigrationRunner.load(directory: try database.resolvedMigrationsDirectory()))
+        let runner = MigrationRunner(migrations: try database.migrations())
         let configuration = database.postgresConfiguration()
         let pool = PostgresPool(configuration: configuration, logger: logger)
         let resealed: Int?

@@ -3,6 +3,7 @@ import CountersignCore
 import CountersignCrypto
 import CountersignHTTP
 import CountersignPostgres
+import CountersignStorage
 import Foundation
 import Logging
 
@@ -52,6 +53,15 @@ struct DatabaseOptions: ParsableArguments {
 
     var isDatabaseConfigured: Bool {
         databaseURL != nil || Environment.string("COUNTERSIGN_DATABASE_URL") != nil
+    }
+
+    /// This release's migrations, from ``resolvedMigrationsDirectory()``: refused when they stop
+    /// short of the schema this build needs.
+    func migrations() throws -> [Migration] {
+        let directory = try resolvedMigrationsDirectory()
+        let migrations = try MigrationRunner.load(directory: directory)
+        try SchemaVersion.check(migrations, from: directory)
+        return migrations
     }
 
     /// The migrations directory: the flag, the environment, else the first of the usual places
