@@ -28,6 +28,16 @@ struct FetchCommandTests {
         return (result.status, result.outputText + result.errorText)
     }
 
+    @Test(
+        "a timeout it cannot wait for is a usage error, not a crash",
+        arguments: [["--timeout", "0"], ["--timeout", "86401"], ["--timeout", "92233720368547758"], ["--timeout", "92233720368547758", "--raw"]]
+    )
+    func timeoutOutOfRange(options: [String]) async throws {
+        let (status, output) = try await Self.run(["fetch", "http://127.0.0.1:1/report"] + options, environment: ["COUNTERSIGN_CLIENT_KEY": "csk_unused"])
+        #expect(status == 64, "\(output)")
+        #expect(output.contains("--timeout must be between 1 and 86400 seconds"), "\(output)")
+    }
+
     @Test("fetches through the delegate and prints the status and decisions, never the password")
     func fetch() async throws {
         try await LiveCountersign.run { service in

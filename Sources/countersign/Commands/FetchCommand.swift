@@ -45,7 +45,7 @@ struct FetchCommand: AsyncParsableCommand {
     @Option(help: "Answer when Countersign cannot: performDefaultHandling, cancelAuthenticationChallenge, rejectProtectionSpace.")
     var fallback: String = CountersignSessionDelegate.Fallback.performDefaultHandling.rawValue
 
-    @Option(help: "Seconds to wait for the whole fetch.")
+    @Option(help: "Seconds to wait for the whole fetch, 1 to 86400.")
     var timeout: Int = 60
 
     @Flag(help: "Forward raw 401/403 responses and send the Authorization header Countersign returns, instead of using the URLSession delegate.")
@@ -62,7 +62,8 @@ struct FetchCommand: AsyncParsableCommand {
             throw ValidationError("--fallback must be one of \(CountersignSessionDelegate.Fallback.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         guard resolvedKey != nil else { throw ValidationError("give the client key with COUNTERSIGN_CLIENT_KEY or --key") }
-        guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+        // Far larger values overflow the deadlines URLSession and the timer compute from it (a trap).
+        guard (1...86_400).contains(timeout) else { throw ValidationError("--timeout must be between 1 and 86400 seconds") }
     }
 
     private var resolvedKey: String? { key ?? Environment.string("COUNTERSIGN_CLIENT_KEY") }
