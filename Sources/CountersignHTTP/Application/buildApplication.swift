@@ -13,8 +13,7 @@ import ServiceLifecycle
 /// `configuration.migrateAtStart` is false.
 public func buildApplication(_ configuration: ServiceConfiguration, logger: Logger) throws -> some ApplicationProtocol {
     let registry = Observability.registry
-    let migrationFiles = try MigrationRunner.load(directory: configuration.migrationsDirectory)
-    try SchemaVersion.check(migrationFiles, from: configuration.migrationsDirectory)
+    let migrationFiles = try SchemaVersion.migrations(in: configuration.migrationsDirectory)
     let migrations = MigrationRunner(migrations: migrationFiles)
     let pool = PostgresPool(configuration: configuration.database, logger: logger)
 

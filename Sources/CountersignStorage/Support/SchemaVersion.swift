@@ -9,6 +9,13 @@ public enum SchemaVersion {
     /// migration file (a test checks it against `migrations/`).
     public static let required = 15
 
+    /// The migrations in `directory`, refused when they stop short of ``required``.
+    public static func migrations(in directory: String) throws -> [Migration] {
+        let migrations = try MigrationRunner.load(directory: directory)
+        try check(migrations, from: directory)
+        return migrations
+    }
+
     /// Refuses `migrations`, read from `directory`, when they stop short of ``required``.
     public static func check(_ migrations: [Migration], from directory: String) throws {
         let newest = migrations.map(\.version).max() ?? 0

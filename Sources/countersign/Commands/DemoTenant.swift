@@ -27,9 +27,7 @@ struct DemoTenant: Codable {
     }
 
     private static func prepare(on pool: PostgresPool, configuration: ServiceConfiguration, keysFile: String, logger: Logger) async throws -> DemoTenant {
-        let migrations = try MigrationRunner.load(directory: configuration.migrationsDirectory)
-        try SchemaVersion.check(migrations, from: configuration.migrationsDirectory)
-        let runner = MigrationRunner(migrations: migrations)
+        let runner = MigrationRunner(migrations: try SchemaVersion.migrations(in: configuration.migrationsDirectory))
         _ = try await runner.migrate(on: pool, logger: logger)
 
         let keys = APIKeyStore(pool: pool)

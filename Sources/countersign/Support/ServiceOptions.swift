@@ -58,10 +58,7 @@ struct DatabaseOptions: ParsableArguments {
     /// This release's migrations, from ``resolvedMigrationsDirectory()``: refused when they stop
     /// short of the schema this build needs.
     func migrations() throws -> [Migration] {
-        let directory = try resolvedMigrationsDirectory()
-        let migrations = try MigrationRunner.load(directory: directory)
-        try SchemaVersion.check(migrations, from: directory)
-        return migrations
+        try SchemaVersion.migrations(in: try resolvedMigrationsDirectory())
     }
 
     /// The migrations directory: the flag, the environment, else the first of the usual places
