@@ -34,6 +34,8 @@ public final class PostgresPool: Service, Sendable {
         var machine: PoolStateMachine<LibPQConnection, Waiter>
         var nextWaiterID: UInt64 = 0
         var drainContinuation: CheckedContinuation<Void, Never>?
+        /// Closing stopped waiting for the calls still out (see `close()`).
+        var drainGivenUp = false
         var closedContinuations: [CheckedContinuation<Void, Never>] = []
         var isClosed = false
     }
@@ -384,6 +386,11 @@ public final class PostgresPool: Service, Sendable {
     /// waiting callers too; calls already running finish; then every connection is closed
     /// and the threads stop. Returns when all that is done. Safe to call more than once.
     ///
+    /// Calls still out after the statement and connect timeouts (a server that hangs rather than
+    /// fails: libpq has no timeout of its own, and the statement timeout is the server's) are
+    /// left behind, blocked on their threads, with a warning: shutting down must not wait for a
+    /// database that does not answer.
+    ///
     /// ``run()`` calls this on graceful shutdown; call it yourself only for a pool that is
     /// not run as a service (e.g. a one-off migration command).
     public func close() async {
@@ -402,15 +409,28 @@ public final class PostgresPool: Service, Sendable {
             waiter.continuation.resume(throwing: PostgresError(.poolClosed, reason: "the pool is closing"))
         }
 
+        let patience = configuration.statementTimeout + configuration.connectTimeout
+        var callsOut = 0
         if !drained {
+            let givingUp = Task {
+                try? await Task.sleep(for: patience)
+                let continuation = state.withLock { state in
+                    state.drainGivenUp = true
+                    defer { state.drainContinuation = nil }
+                    return state.drainContinuation
+                }
+                continuation?.resume()
+            }
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let alreadyDrained = state.withLock { state in
-                    if state.machine.leased == 0 { return true }
+                let proceed = state.withLock { state in
+                    if state.machine.leased == 0 || state.drainGivenUp { return true }
                     state.drainContinuation = continuation
                     return false
                 }
-                if alreadyDrained { continuation.resume() }
+                if proceed { continuation.resume() }
             }
+            givingUp.cancel()
+            callsOut = state.withLock { $0.machine.leased }
         }
 
         let connections = state.withLock { state in
@@ -418,16 +438,26 @@ public final class PostgresPool: Service, Sendable {
             metrics.record(Statistics(state.machine))
             return connections
         }
-        if !connections.isEmpty {
-            // PQfinish writes to the socket: it belongs on the pool's threads too.
-            _ = try? await onThreadPool {
-                for connection in connections { connection.finish() }
+        if callsOut > 0 {
+            // The threads the calls block could be all there are, so nothing more runs on them;
+            // the idle connections' sockets close with the process.
+            logger.warning(
+                "closing the database pool with calls still out: the database does not answer",
+                metadata: ["db.pool.calls_out": "\(callsOut)", "db.pool.waited": "\(patience)"]
+            )
+            threadPool.shutdownGracefully { _ in }
+        } else {
+            if !connections.isEmpty {
+                // PQfinish writes to the socket: it belongs on the pool's threads too.
+                _ = try? await onThreadPool {
+                    for connection in connections { connection.finish() }
+                }
             }
-        }
-        do {
-            try await threadPool.shutdownGracefully()
-        } catch {
-            logger.warning("the database pool's threads did not shut down cleanly", metadata: ["error": "\(error)"])
+            do {
+                try await threadPool.shutdownGracefully()
+            } catch {
+                logger.warning("the database pool's threads did not shut down cleanly", metadata: ["error": "\(error)"])
+            }
         }
 
         let waiting = state.withLock { state in
