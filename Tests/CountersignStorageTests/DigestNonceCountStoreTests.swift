@@ -13,6 +13,9 @@ struct DigestNonceCountStoreTests {
         let pools = (0..<2).map { _ in
             var configuration = PostgresConfiguration(connectionString: url)
             configuration.poolSize = 4
+            // Every caller updates one row, so they take turns: on a machine busy with other
+            // work the last ones wait longer than the default 5 s for a connection.
+            configuration.acquireTimeout = .seconds(60)
             return PostgresPool(configuration: configuration, logger: StorageFixture.logger)
         }
         do {
