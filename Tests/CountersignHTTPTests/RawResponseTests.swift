@@ -1,3 +1,4 @@
+import CountersignPostgres
 import Foundation
 import Testing
 
@@ -323,6 +324,42 @@ struct RawResponseTests {
             let earlier = try await decision(api, tenant, try #require(release.string("decisionId")))
             #expect(earlier["outcome"] is NSNull, "\(earlier)")
         }
+    }
+
+    /// A renewed nonce whose answer cannot be built once its decision is recorded (the nonce count
+    /// is not taken: 503, retry) gives its claim up too, so the same response forwarded again,
+    /// naming the release it answers, goes on instead of being told it came too late.
+    @Test func aContinuationWhoseAnswerFailsLeavesTheReleaseToContinue() async throws {
+        let configuration = try await TestService.configuration()
+        let side = PostgresPool(configuration: PostgresConfiguration(connectionString: configuration.database.connectionString, poolSize: 1))
+        try await TestService.run(configuration: configuration) { api in
+            let tenant = try await releasing(api, then: #""maxFailures": 5"#)
+            _ = try await api.credential(tenant, host: "files.example.com", account: "alice", password: "pw")
+            let session = try await api.session(tenant)
+            func digest(_ nonce: String, stale: Bool) -> [[String]] {
+                [["WWW-Authenticate", #"Digest realm="Files", nonce="\#(nonce)", qop="auth"\#(stale ? ", stale=true" : "")"#]]
+            }
+            let first = try await api.response(tenant, session: session, headers: digest("n1", stale: false))
+            let released = try #require(first.string("decisionId"), "\(first)")
+            // The database cancels the nonce count's statement, as a busy one does.
+            try await side.withConnection { connection in
+                try connection.simpleQuery(
+                    """
+                    CREATE FUNCTION refuse_nonce_counts() RETURNS trigger LANGUAGE plpgsql
+                    AS $$ BEGIN RAISE EXCEPTION 'busy' USING ERRCODE = '57014'; END $$;
+                    CREATE TRIGGER refuse_nonce_counts BEFORE INSERT ON digest_nonce_counts
+                    FOR EACH ROW EXECUTE FUNCTION refuse_nonce_counts();
+                    """
+                )
+            }
+            let failed = try await api.response(tenant, session: session, headers: digest("n2", stale: true), previousDecisionId: released)
+            #expect(failed.status == 503, "\(failed)")
+            try await side.withConnection { try $0.simpleQuery("DROP TRIGGER refuse_nonce_counts ON digest_nonce_counts") }
+            let again = try await api.response(tenant, session: session, headers: digest("n2", stale: true), previousDecisionId: released)
+            #expect(again.status == 200 && again.string("reasonCode") == "stale_nonce", "\(again)")
+            #expect(again.authorizationValue != nil, "\(again)")
+        }
+        await side.close()
     }
 
     @Test func a403ReportedAsAnOutcomeIsRecordedAsRefused() async throws {

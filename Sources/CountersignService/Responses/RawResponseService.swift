@@ -88,8 +88,11 @@ public struct RawResponseService: Sendable {
             }
         }
 
-        let (decision, planned, prepared) = try await abandoningClaim(on: continued) {
-            try await decisions.decideAndRecord(
+        // The answer is built under the claim too: a Digest header whose nonce count cannot be
+        // taken fails the request (503, retry) after the decision was recorded, and the same
+        // response forwarded again must still find its release to continue.
+        let (decision, planned, authorization, credential) = try await abandoningClaim(on: continued) {
+            let (decision, planned, prepared) = try await decisions.decideAndRecord(
                 taskID: context.taskId,
                 kind: "response",
                 previousFailureCount: failureCount,
@@ -101,23 +104,23 @@ public struct RawResponseService: Sendable {
                 },
                 prepare: { planned, released in try prepare(planned, released: released, context: context) }
             )
-        }
-
-        var authorization: ResponseAnswer.HeaderField?
-        var credential: ReleasedCredential?
-        switch prepared {
-        case .none:
-            break
-        case .basic(let headerValue):
-            authorization = .init(name: context.authorizationFieldName, value: headerValue)
-        case .ntlm:
-            credential = decision.released
-        case .digest(let challenge, let credentialID):
-            guard let released = decision.released else { break }
-            authorization = .init(
-                name: context.authorizationFieldName,
-                value: try await digestHeader(challenge, credentialID: credentialID, released: released, tenantID: asker.tenantID, context: context)
-            )
+            var authorization: ResponseAnswer.HeaderField?
+            var credential: ReleasedCredential?
+            switch prepared {
+            case .none:
+                break
+            case .basic(let headerValue):
+                authorization = .init(name: context.authorizationFieldName, value: headerValue)
+            case .ntlm:
+                credential = decision.released
+            case .digest(let challenge, let credentialID):
+                guard let released = decision.released else { break }
+                authorization = .init(
+                    name: context.authorizationFieldName,
+                    value: try await digestHeader(challenge, credentialID: credentialID, released: released, tenantID: asker.tenantID, context: context)
+                )
+            }
+            return (decision, planned, authorization, credential)
         }
         // `stale=true` in another realm or scheme than the earlier release's is no nonce renewal:
         // that release was counted as rejected, and the answer must not say otherwise.
@@ -141,8 +144,8 @@ public struct RawResponseService: Sendable {
         )
     }
 
-    /// Runs `record`, the decision that continues `claimed`; if it fails, the claim is given up,
-    /// so that the client can forward the same response again.
+    /// Runs `record`, the decision that continues `claimed` and the answer built from it; if
+    /// either fails, the claim is given up, so that the client can forward the same response again.
     private func abandoningClaim<Recorded>(on claimed: DecisionEntry?, _ record: () async throws -> Recorded) async throws -> Recorded {
         do {
             return try await record()
