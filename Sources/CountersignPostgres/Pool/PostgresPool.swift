@@ -389,7 +389,7 @@ public final class PostgresPool: Service, Sendable {
     /// Calls still out after the statement and connect timeouts (a server that hangs rather than
     /// fails: libpq has no timeout of its own, and the statement timeout is the server's) are
     /// left behind, blocked on their threads, with a warning: shutting down must not wait for a
-    /// database that does not answer.
+    /// database that does not answer. Without either timeout (`.zero`), closing waits for them.
     ///
     /// ``run()`` calls this on graceful shutdown; call it yourself only for a pool that is
     /// not run as a service (e.g. a one-off migration command).
@@ -409,17 +409,23 @@ public final class PostgresPool: Service, Sendable {
             waiter.continuation.resume(throwing: PostgresError(.poolClosed, reason: "the pool is closing"))
         }
 
-        let patience = configuration.statementTimeout + configuration.connectTimeout
+        // A timeout of `.zero` is none (`PostgresConfiguration`): then nothing bounds a call, and
+        // one still out may be working rather than hung, so closing waits for it as for any other.
+        let patience: Duration? =
+            configuration.statementTimeout > .zero && configuration.connectTimeout > .zero
+            ? configuration.statementTimeout + configuration.connectTimeout : nil
         var callsOut = 0
         if !drained {
-            let givingUp = Task {
-                try? await Task.sleep(for: patience)
-                let continuation = state.withLock { state in
-                    state.drainGivenUp = true
-                    defer { state.drainContinuation = nil }
-                    return state.drainContinuation
+            let givingUp = patience.map { patience in
+                Task {
+                    try? await Task.sleep(for: patience)
+                    let continuation = state.withLock { state in
+                        state.drainGivenUp = true
+                        defer { state.drainContinuation = nil }
+                        return state.drainContinuation
+                    }
+                    continuation?.resume()
                 }
-                continuation?.resume()
             }
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let proceed = state.withLock { state in
@@ -429,7 +435,7 @@ public final class PostgresPool: Service, Sendable {
                 }
                 if proceed { continuation.resume() }
             }
-            givingUp.cancel()
+            givingUp?.cancel()
             callsOut = state.withLock { $0.machine.leased }
         }
 
@@ -443,7 +449,7 @@ public final class PostgresPool: Service, Sendable {
             // the idle connections' sockets close with the process.
             logger.warning(
                 "closing the database pool with calls still out: the database does not answer",
-                metadata: ["db.pool.calls_out": "\(callsOut)", "db.pool.waited": "\(patience)"]
+                metadata: ["db.pool.calls_out": "\(callsOut)", "db.pool.waited": "\(patience ?? .zero)"]
             )
             threadPool.shutdownGracefully { _ in }
         } else {
