@@ -117,4 +117,19 @@ struct IdentifierAndValidationTests {
             #expect(space.keyFits == (space.key.utf8.count <= ProtectionSpace.maximumKeyBytes), "\(space.key.utf8.count)")
         }
     }
+
+    /// The key escapes the method as it does the other parts: a custom method of `|` takes three
+    /// bytes a character, which the quick bound must count too.
+    @Test("a method the key escapes is counted at three bytes a character")
+    func escapedMethodIsCounted() {
+        let space = ProtectionSpace(
+            host: "a",
+            port: 443,
+            realm: String(repeating: "|", count: 599),
+            authenticationMethod: AuthenticationMethod(rawValue: String(repeating: "|", count: 200))
+        )
+        #expect(space.key.utf8.count > ProtectionSpace.maximumKeyBytes)
+        #expect(!space.keyFits)
+        #expect(throws: CountersignError.self) { try space.validate() }
+    }
 }

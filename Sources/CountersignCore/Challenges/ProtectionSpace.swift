@@ -104,10 +104,11 @@ public struct ProtectionSpace: Codable, Hashable, Sendable {
     public static let maximumKeyBytes = 2048
 
     /// Whether `key` stays within `maximumKeyBytes`. The key is built only when its parts could
-    /// take more: escaping (`%`, `|`) and case folding at most triple a part.
+    /// take more: escaping (`%`, `|`) and case folding at most triple a part, the method included
+    /// (any text a client names; `Default` becomes the longer `HTTPBasic`, within the slack).
     public var keyFits: Bool {
-        let parts = host.utf8.count + (realm?.utf8.count ?? 0) + (protocolName?.utf8.count ?? 0)
-        let bound = 48 + 3 * parts + authenticationMethod.rawValue.utf8.count
+        let parts = host.utf8.count + (realm?.utf8.count ?? 0) + (protocolName?.utf8.count ?? 0) + authenticationMethod.rawValue.utf8.count
+        let bound = 48 + 3 * parts
         return bound <= Self.maximumKeyBytes || key.utf8.count <= Self.maximumKeyBytes
     }
 
