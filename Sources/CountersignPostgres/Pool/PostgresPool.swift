@@ -446,7 +446,7 @@ public final class PostgresPool: Service, Sendable {
         }
         if callsOut > 0 {
             // The threads the calls block could be all there are, so nothing more runs on them;
-            // the idle connections' sockets close with the process.
+            // the idle connections are finished as they are dropped here (`deinit`).
             logger.warning(
                 "closing the database pool with calls still out: the database does not answer",
                 metadata: ["db.pool.calls_out": "\(callsOut)", "db.pool.waited": "\(patience ?? .zero)"]
