@@ -27,6 +27,11 @@ struct RawResponseTests {
         return tenant
     }
 
+    /// A Digest challenge of realm `Files` with `nonce`, stale or not.
+    func digest(_ nonce: String, stale: Bool) -> [[String]] {
+        [["WWW-Authenticate", #"Digest realm="Files", nonce="\#(nonce)", qop="auth"\#(stale ? ", stale=true" : "")"#]]
+    }
+
     func decision(_ api: TestAPI, _ tenant: TestAPI.Tenant, _ id: String) async throws -> Reply {
         let reply = try await api.call(.get, "/v1/decisions/\(id)", key: tenant.adminKey)
         try #require(reply.status == 200, "\(reply)")
@@ -185,9 +190,6 @@ struct RawResponseTests {
             let tenant = try await releasing(api, then: #""maxFailures": 5"#)
             _ = try await api.credential(tenant, host: "files.example.com", account: "alice", password: "pw")
             let session = try await api.session(tenant)
-            func digest(_ nonce: String, stale: Bool) -> [[String]] {
-                [["WWW-Authenticate", #"Digest realm="Files", nonce="\#(nonce)", qop="auth"\#(stale ? ", stale=true" : "")"#]]
-            }
             let first = try await api.response(tenant, session: session, headers: digest("n1", stale: false))
             #expect(first.json["remainingAttempts"] as? Int == 5)
             let stale = try await api.response(tenant, session: session, headers: digest("n2", stale: true))
@@ -336,9 +338,6 @@ struct RawResponseTests {
             let tenant = try await releasing(api, then: #""maxFailures": 5"#)
             _ = try await api.credential(tenant, host: "files.example.com", account: "alice", password: "pw")
             let session = try await api.session(tenant)
-            func digest(_ nonce: String, stale: Bool) -> [[String]] {
-                [["WWW-Authenticate", #"Digest realm="Files", nonce="\#(nonce)", qop="auth"\#(stale ? ", stale=true" : "")"#]]
-            }
             let first = try await api.response(tenant, session: session, headers: digest("n1", stale: false))
             let released = try #require(first.string("decisionId"), "\(first)")
             // The database cancels the nonce count's statement, as a busy one does.
