@@ -18,8 +18,8 @@ public final class DecisionStateCache: Sendable {
     /// lifetimes, which persistences clients may submit) see changes made through other
     /// instances after at most this long.
     private let tenantTTL: Duration
-    private let tenants = Mutex<[UUID: CachedTenant]>([:])
-    private let sessions = Mutex<[UUID: DecisionStateStore.SessionState]>([:])
+    private let tenants = Mutex<CachedStates<CachedTenant>>(CachedStates())
+    private let sessions = Mutex<CachedStates<DecisionStateStore.SessionState>>(CachedStates())
     private static let sessionLimit = 50_000
 
     public init(store: DecisionStateStore, tenantTTL: Duration = .seconds(5)) {
@@ -29,32 +29,53 @@ public final class DecisionStateCache: Sendable {
 
     public func tenant(_ tenantID: UUID) async throws -> DecisionStateStore.TenantState {
         let now = ContinuousClock.now
-        if let cached = tenants.withLock({ $0[tenantID] }), now - cached.loadedAt < tenantTTL { return cached.state }
+        let (cached, forgets) = tenants.withLock { ($0.values[tenantID], $0.forgets) }
+        if let cached, now - cached.loadedAt < tenantTTL { return cached.state }
         guard let state = try await store.tenantState(tenantID) else {
             throw CountersignError(.notFound, "no such tenant")
         }
-        tenants.withLock { $0[tenantID] = CachedTenant(state: state, loadedAt: now) }
+        tenants.withLock { $0.keep(CachedTenant(state: state, loadedAt: now), for: tenantID, readAfter: forgets) }
         return state
     }
 
     /// The session if it belongs to the tenant; `not_found` otherwise.
     public func session(_ sessionID: UUID, tenantID: UUID) async throws -> DecisionStateStore.SessionState {
-        if let cached = sessions.withLock({ $0[sessionID] }), cached.session.tenantID == tenantID { return cached }
+        let (cached, forgets) = sessions.withLock { ($0.values[sessionID], $0.forgets) }
+        if let cached, cached.session.tenantID == tenantID { return cached }
         guard let state = try await store.sessionState(tenantID: tenantID, sessionID: sessionID) else {
             throw CountersignError(.notFound, "no such session")
         }
         sessions.withLock { sessions in
-            if sessions.count >= Self.sessionLimit { sessions.removeAll(keepingCapacity: true) }
-            sessions[sessionID] = state
+            if sessions.values.count >= Self.sessionLimit { sessions.values.removeAll(keepingCapacity: true) }
+            sessions.keep(state, for: sessionID, readAfter: forgets)
         }
         return state
     }
 
     public func forgetTenant(_ tenantID: UUID) {
-        _ = tenants.withLock { $0.removeValue(forKey: tenantID) }
+        tenants.withLock { $0.forget(tenantID) }
     }
 
     public func forgetSession(_ sessionID: UUID) {
-        _ = sessions.withLock { $0.removeValue(forKey: sessionID) }
+        sessions.withLock { $0.forget(sessionID) }
+    }
+}
+
+/// Cached states, and how many were forgotten so far. A state read before a forget may be older
+/// than what the forget announced, so it is not kept: otherwise a slow read could put back the
+/// state a decision was just found stale against, and every decision after it would be made,
+/// found stale and made again until they ran out of attempts.
+struct CachedStates<Value> {
+    var values: [UUID: Value] = [:]
+    private(set) var forgets = 0
+
+    /// Keeps `value`, read when `forgets` was `forgetsBefore`, unless something was forgotten since.
+    mutating func keep(_ value: Value, for id: UUID, readAfter forgetsBefore: Int) {
+        if forgets == forgetsBefore { values[id] = value }
+    }
+
+    mutating func forget(_ id: UUID) {
+        values.removeValue(forKey: id)
+        forgets &+= 1
     }
 }

@@ -198,14 +198,14 @@ struct ChallengeTests {
             let session = try await api.session(tenant)
             // Every one of these writes the session's memory (distinct realms), so concurrent
             // batches of the decision writer update the same session row.
-            let statuses = try await withThrowingTaskGroup(of: (Int, String?).self) { group in
+            let statuses = try await withThrowingTaskGroup(of: (Int, String?, String?).self) { group in
                 for index in 0..<60 {
                     group.addTask {
                         let reply = try await api.decide(tenant, session: session, ChallengeBody(taskId: "task-\(index)", protectionSpace: Space.basic.with { $0.realm = "realm-\(index % 20)" }))
-                        return (reply.status, reply.credentialUser)
+                        return (reply.status, reply.credentialUser, reply.errorCode)
                     }
                 }
-                return try await group.reduce(into: [(Int, String?)]()) { $0.append($1) }
+                return try await group.reduce(into: [(Int, String?, String?)]()) { $0.append($1) }
             }
             #expect(statuses.count == 60)
             #expect(statuses.allSatisfy { $0.0 == 200 && $0.1 == "svc" }, "\(statuses.filter { $0.0 != 200 })")

@@ -53,6 +53,9 @@ struct TestService {
         if let databaseURL { url = databaseURL } else { url = try await TestDatabase.freshDatabase() }
         var database = PostgresConfiguration(connectionString: url)
         database.poolSize = 4
+        // The whole suite runs at once on two cores: a request may wait its turn for one of the
+        // four connections longer than the 5 s a service gives it by default.
+        database.acquireTimeout = .seconds(30)
         var configuration = ServiceConfiguration(database: database, migrationsDirectory: Self.migrationsDirectory)
         configuration.operatorKey = try OperatorKey(operatorKey)
         configuration.masterKey = try SymmetricKey.random()
