@@ -27,6 +27,14 @@ struct RawResponseTests {
         return tenant
     }
 
+    /// A server's NTLM CHALLENGE message (type 2), base64.
+    static let ntlmChallengeMessage = "TlRMTVNTUAACAAAADAAMADAAAAA1goniASNFZ4mrze8AAAAAAAAAAA=="
+
+    /// The account an NTLM challenge from files.example.com is answered with.
+    func ntlmCredential(_ api: TestAPI, _ tenant: TestAPI.Tenant) async throws {
+        _ = try await api.credential(tenant, json: #""host": "files.example.com", "account": "svc", "password": "pw", "domain": "CORP""#)
+    }
+
     /// A Digest challenge of realm `Files` with `nonce`, stale or not.
     func digest(_ nonce: String, stale: Bool) -> [[String]] {
         [["WWW-Authenticate", #"Digest realm="Files", nonce="\#(nonce)", qop="auth"\#(stale ? ", stale=true" : "")"#]]
@@ -313,12 +321,12 @@ struct RawResponseTests {
     @Test func aContinuationNotRecordedLeavesTheReleaseToContinue() async throws {
         try await TestService.run { api in
             let tenant = try await releasing(api)
-            _ = try await api.credential(tenant, json: #""host": "files.example.com", "account": "svc", "password": "pw", "domain": "CORP""#)
+            try await ntlmCredential(api, tenant)
             let session = try await api.session(tenant)
             let release = try await api.response(tenant, session: session, headers: [["WWW-Authenticate", "NTLM"]])
             #expect(release.string("reasonCode") == "ntlm_handshake", "\(release)")
             #expect(try await api.invalidate(tenant, session: session, mode: "finishTasks").status == 200)
-            let type2 = [["WWW-Authenticate", "NTLM TlRMTVNTUAACAAAADAAMADAAAAA1goniASNFZ4mrze8AAAAAAAAAAA=="]]
+            let type2 = [["WWW-Authenticate", "NTLM \(Self.ntlmChallengeMessage)"]]
             for _ in 0..<2 {
                 let reply = try await api.response(tenant, session: session, headers: type2)
                 #expect(reply.status == 409 && reply.errorCode == "session_invalidated", "\(reply)")
@@ -442,7 +450,7 @@ struct RawResponseTests {
     @Test func ntlmReleasesTheCredentialForTheClientsHandshake() async throws {
         try await TestService.run { api in
             let tenant = try await releasing(api)
-            _ = try await api.credential(tenant, json: #""host": "files.example.com", "account": "svc", "password": "pw", "domain": "CORP""#)
+            try await ntlmCredential(api, tenant)
             let session = try await api.session(tenant)
             let iis = [["WWW-Authenticate", "Negotiate"], ["WWW-Authenticate", "NTLM"], ["WWW-Authenticate", #"Basic realm="files.example.com""#]]
             let reply = try await api.response(tenant, session: session, headers: iis)
@@ -456,7 +464,7 @@ struct RawResponseTests {
 
             // The server's CHALLENGE message, forwarded by a client that does not read it, is the
             // handshake going on: not a rejection.
-            let type2 = [["WWW-Authenticate", "NTLM TlRMTVNTUAACAAAADAAMADAAAAA1goniASNFZ4mrze8AAAAAAAAAAA=="]]
+            let type2 = [["WWW-Authenticate", "NTLM \(Self.ntlmChallengeMessage)"]]
             let going = try await api.response(tenant, session: session, headers: type2)
             #expect(going.string("disposition") == "useCredential", "\(going)")
             #expect(going["countedRejection"] is NSNull)
@@ -481,13 +489,13 @@ struct RawResponseTests {
     @Test func onlyOneNTLMChallengeMessageContinuesEachRelease() async throws {
         try await TestService.run { api in
             let tenant = try await releasing(api, then: #""maxFailures": 20"#)
-            _ = try await api.credential(tenant, json: #""host": "files.example.com", "account": "svc", "password": "pw", "domain": "CORP""#)
+            try await ntlmCredential(api, tenant)
             let session = try await api.session(tenant)
             var release = try await api.response(tenant, session: session, headers: [["WWW-Authenticate", "NTLM"]])
             #expect(release.string("reasonCode") == "ntlm_handshake", "\(release)")
 
             // What the server sends, and whether it rejects the release before it.
-            let challengeMessage = "TlRMTVNTUAACAAAADAAMADAAAAA1goniASNFZ4mrze8AAAAAAAAAAA=="
+            let challengeMessage = Self.ntlmChallengeMessage
             let steps: [(token: String, rejects: Bool)] = [
                 ("Zm9vYmFy", true),  // base64, but no NTLM message
                 ("Zm9v-YmFy", true),  // token68, but not base64
@@ -516,11 +524,11 @@ struct RawResponseTests {
     @Test func responsesForwardedAtOnceContinueEachReleaseOnce() async throws {
         try await TestService.run { api in
             let tenant = try await releasing(api, then: #""maxFailures": 50"#)
-            _ = try await api.credential(tenant, json: #""host": "files.example.com", "account": "svc", "password": "pw", "domain": "CORP""#)
+            try await ntlmCredential(api, tenant)
             let session = try await api.session(tenant)
             let release = try await api.response(tenant, session: session, headers: [["WWW-Authenticate", "NTLM"]])
             #expect(release.string("reasonCode") == "ntlm_handshake", "\(release)")
-            let type2 = [["WWW-Authenticate", "NTLM TlRMTVNTUAACAAAADAAMADAAAAA1goniASNFZ4mrze8AAAAAAAAAAA=="]]
+            let type2 = [["WWW-Authenticate", "NTLM \(Self.ntlmChallengeMessage)"]]
             let replies = try await withThrowingTaskGroup(of: Reply.self) { group in
                 for _ in 0..<12 {
                     group.addTask { try await api.response(tenant, session: session, headers: type2) }
