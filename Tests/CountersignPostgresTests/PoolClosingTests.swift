@@ -5,10 +5,10 @@ import Testing
 
 @Suite("Closing the pool")
 struct PoolClosingTests {
-    /// A database that hangs never answers a call, and the statement timeout its server would
-    /// enforce never fires. A call that switches the timeout off and sleeps looks the same to the
-    /// pool, without stopping a backend of the cluster the other tests share.
-    @Test("a call the database does not answer holds up closing no longer than the statement and connect timeouts")
+    /// Each statement gives up on a server that does not answer (`StatementTimeoutTests`), but a
+    /// call of several statements, or one that lifted the timeout, can outlast that. A lifted call
+    /// that sleeps stands for them.
+    @Test("a call still out holds up closing no longer than the statement and connect timeouts")
     func anUnansweredCallIsLeftBehind() async throws {
         let connectionString = try await TestDatabase.freshDatabase()
         var configuration = Fixtures.configuration(connectionString, poolSize: 1, statementTimeout: .seconds(1))
@@ -16,8 +16,8 @@ struct PoolClosingTests {
         let pool = PostgresPool(configuration: configuration, logger: Fixtures.logger)
         let backend = try await pool.withConnection { try $0.query("SELECT pg_backend_pid() AS pid").first!.decode("pid", as: Int.self) }
         let unanswered = Task {
-            try? await pool.withConnection { connection in
-                try connection.simpleQuery("SET statement_timeout = 0")
+            try? await pool.withTransaction { connection in
+                try connection.liftStatementTimeout()
                 _ = try connection.query("SELECT pg_sleep(60)")
             }
         }

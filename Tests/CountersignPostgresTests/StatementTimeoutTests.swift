@@ -1,5 +1,6 @@
 import CountersignPostgres
 import CountersignTestSupport
+import Foundation
 import Testing
 
 /// Session settings applied to every new connection.
@@ -23,6 +24,72 @@ struct StatementTimeoutTests {
             }
             #expect(setting == "200ms")
         }
+    }
+
+    /// A stopped backend (SIGSTOP) is a server that hangs: it never answers, and never enforces
+    /// its statement timeout. A cluster of the test's own, so that no other test waits on it.
+    @Test("a statement a hung server does not answer fails after the statement and connect timeouts, and its connection is replaced")
+    func unansweredStatement() async throws {
+        let cluster = try TestDatabase.privateCluster()
+        let connectionString = try await Fixtures.blocking { try cluster.start() }
+        var configuration = Fixtures.configuration(connectionString, poolSize: 1, statementTimeout: .seconds(1))
+        configuration.connectTimeout = .seconds(1)
+        let pool = PostgresPool(configuration: configuration, logger: Fixtures.logger)
+
+        // A small statement waits for the answer; one with a parameter larger than the socket's
+        // buffers waits to finish sending it.
+        for parameter in ["small", String(repeating: "x", count: 16 << 20)] {
+            let backend = try await Self.backendID(pool)
+            kill(pid_t(backend), SIGSTOP)
+            let started = ContinuousClock.now
+            let error = await Fixtures.expectPostgresError(.connectionLost) {
+                _ = try await pool.withConnection { try $0.query("SELECT length($1) AS n", [.text(parameter)]) }
+            }
+            let waited = ContinuousClock.now - started
+            kill(pid_t(backend), SIGCONT)
+            #expect(waited >= .seconds(2) && waited < .seconds(10), "waited \(waited)")
+            #expect(String(describing: error).contains("did not answer"), "\(String(describing: error))")
+            #expect(pool.statistics.open == 0)
+            #expect(try await Self.backendID(pool) != backend)
+        }
+        await pool.close()
+        try await Fixtures.blocking { try cluster.stop() }
+    }
+
+    @Test("liftStatementTimeout lets one transaction wait past both timeouts, and only that one")
+    func liftedForOneTransaction() async throws {
+        let pool = PostgresPool(configuration: try await Self.secondTimeouts(), logger: Fixtures.logger)
+        let value = try await pool.withTransaction { connection in
+            try connection.liftStatementTimeout()
+            return try connection.query("SELECT pg_sleep(2.5), 7 AS v").first!.decode("v", as: Int.self)
+        }
+        #expect(value == 7)
+        // The same connection, next lease: the server's timeout is back ...
+        let canceled = await Fixtures.expectPostgresError(.queryFailed) {
+            try await pool.withConnection { _ = try $0.query("SELECT pg_sleep(3)") }
+        }
+        #expect(canceled?.isQueryCanceled == true)
+        // ... and so is the client's.
+        let backend = try await Self.backendID(pool)
+        _ = await Fixtures.expectPostgresError(.connectionLost) {
+            try await pool.withConnection { connection in
+                try connection.simpleQuery("SET statement_timeout = 0")
+                _ = try connection.query("SELECT pg_sleep(60)")
+            }
+        }
+        try await pool.withConnection { _ = try $0.query("SELECT pg_terminate_backend($1::int)", [.int(Int64(backend))]) }
+        await pool.close()
+    }
+
+    /// One connection with statement and connect timeouts of a second each.
+    private static func secondTimeouts() async throws -> PostgresConfiguration {
+        var configuration = Fixtures.configuration(try await TestDatabase.freshDatabase(), poolSize: 1, statementTimeout: .seconds(1))
+        configuration.connectTimeout = .seconds(1)
+        return configuration
+    }
+
+    private static func backendID(_ pool: PostgresPool) async throws -> Int {
+        try await pool.withConnection { try $0.query("SELECT pg_backend_pid() AS pid").first!.decode("pid", as: Int.self) }
     }
 
     @Test("a zero statementTimeout disables it")

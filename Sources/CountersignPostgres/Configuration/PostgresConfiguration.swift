@@ -50,6 +50,14 @@ public struct PostgresConfiguration: Sendable {
 }
 
 extension PostgresConfiguration {
+    /// How long a statement waits for the server's answer before its connection is given up
+    /// (``PostgresError/Code/connectionLost``): the statement timeout, which a working server
+    /// enforces itself, plus the connect timeout as the allowance for the network. It bounds a
+    /// server that hangs rather than fails. nil, waiting for ever, when either is `.zero`.
+    public var responseTimeout: Duration? {
+        statementTimeout > .zero && connectTimeout > .zero ? statementTimeout + connectTimeout : nil
+    }
+
     /// The keyword/value pairs handed to `PQconnectdbParams` with `expand_dbname`.
     ///
     /// Order matters: libpq lets later entries override earlier ones, and the expanded

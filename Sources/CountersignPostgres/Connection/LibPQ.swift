@@ -2,6 +2,10 @@
 // the rest of the module sees `LibPQConnection`, `RawResult` and `PostgresError`.
 //
 // Every function here that does I/O blocks; callers run them on the pool's thread pool.
+// Connections are in libpq's nonblocking mode all the same, and every statement goes through
+// `PQsend*` and a `poll` bounded by the response timeout, so that a server that stops answering
+// (hung, stopped, cut off by the network) cannot hold a thread for ever: libpq has no timeout of
+// its own for statements, and `statement_timeout` is enforced by the very server that hangs.
 
 internal import CLibPQ
 import Logging
@@ -35,6 +39,8 @@ enum TransactionState: Sendable, Equatable {
 struct ConnectionFactory: Sendable {
     let parameters: [(keyword: String, value: String)]
     let setupSQL: String
+    /// How long a statement may wait for the server's answer; nil waits for ever.
+    let responseTimeout: Duration?
     let logger: Logger
 
     /// Opens, checks and sets up a connection. Blocks for at most `connect_timeout` per host.
@@ -55,7 +61,11 @@ struct ConnectionFactory: Sendable {
         }
         var logger = logger
         logger[metadataKey: "db.connection"] = "\(id)"
-        let connection = LibPQConnection(handle: handle, id: id, logger: logger)
+        guard PQsetnonblocking(handle, 1) == 0 else {
+            PQfinish(handle)
+            throw PostgresError(.connectionFailed, reason: "libpq could not make the connection nonblocking")
+        }
+        let connection = LibPQConnection(handle: handle, id: id, responseTimeout: responseTimeout, logger: logger)
         do {
             _ = try connection.execSimple(setupSQL)
         } catch {
@@ -82,12 +92,16 @@ final class LibPQConnection: @unchecked Sendable {
     private var statements = StatementCache(capacity: 256)
     private var isPoisoned = false
     private let noticeSink: NoticeSink
+    private let responseTimeout: Duration?
+    /// Set by ``liftResponseTimeout()`` for one lease's long statements (migrations).
+    private var isResponseTimeoutLifted = false
     let id: Int
     let logger: Logger
 
-    fileprivate init(handle: OpaquePointer, id: Int, logger: Logger) {
+    fileprivate init(handle: OpaquePointer, id: Int, responseTimeout: Duration?, logger: Logger) {
         self.handle = handle
         self.id = id
+        self.responseTimeout = responseTimeout
         self.logger = logger
         self.noticeSink = NoticeSink(logger: logger)
         // Without this, libpq prints NOTICEs ("relation ... already exists, skipping") to stderr.
@@ -114,6 +128,16 @@ final class LibPQConnection: @unchecked Sendable {
         guard let handle else { return }
         PQfinish(handle)
         self.handle = nil
+    }
+
+    /// Lets the statements that follow wait for the server as long as it takes, until
+    /// ``restoreResponseTimeout()``.
+    func liftResponseTimeout() {
+        isResponseTimeoutLifted = true
+    }
+
+    func restoreResponseTimeout() {
+        isResponseTimeoutLifted = false
     }
 
     /// Whether the connection can take another statement.
@@ -193,7 +217,8 @@ final class LibPQConnection: @unchecked Sendable {
     func execSimple(_ sql: String) throws(PostgresError) -> RawResult {
         try requireSQLText(sql)
         let handle = try requireHandle()
-        return try consume(PQexec(handle, sql))
+        try sent(PQsendQuery(handle, sql))
+        return try consume(awaitResult(handle))
     }
 
     /// Rolls back a transaction the caller left open, so the next user starts clean.
@@ -211,29 +236,121 @@ final class LibPQConnection: @unchecked Sendable {
 
     private func execUnprepared(_ sql: String) throws(PostgresError) -> RawResult {
         let handle = try requireHandle()
-        return try consume(PQexecParams(handle, sql, 0, nil, nil, nil, nil, 0))
+        try sent(PQsendQueryParams(handle, sql, 0, nil, nil, nil, nil, 0))
+        return try consume(awaitResult(handle))
     }
 
     private func prepare(_ name: String, _ sql: String, parameterTypes: [UInt32]) throws(PostgresError) {
         let handle = try requireHandle()
-        let result = parameterTypes.withUnsafeBufferPointer { types in
-            PQprepare(handle, name, sql, Int32(types.count), types.baseAddress)
+        let dispatched = parameterTypes.withUnsafeBufferPointer { types in
+            PQsendPrepare(handle, name, sql, Int32(types.count), types.baseAddress)
         }
-        _ = try consume(result)
+        try sent(dispatched)
+        _ = try consume(awaitResult(handle))
     }
 
     private func execPrepared(_ name: String, _ parameters: [EncodedParameter]) throws(PostgresError) -> RawResult {
         let handle = try requireHandle()
-        let result = withParameterArrays(parameters) { values, lengths, formats in
-            PQexecPrepared(handle, name, Int32(parameters.count), values, lengths, formats, 0)
+        let dispatched = withParameterArrays(parameters) { values, lengths, formats in
+            PQsendQueryPrepared(handle, name, Int32(parameters.count), values, lengths, formats, 0)
         }
-        return try consume(result)
+        try sent(dispatched)
+        return try consume(awaitResult(handle))
     }
 
     private func deallocate(_ name: String) {
         guard isUsable else { return }
         // Best effort: a statement left behind only costs server memory until disconnect.
         _ = try? execSimple("DEALLOCATE \(name)")
+    }
+
+    // MARK: - Waiting for the server
+
+    /// Checks what a `PQsend*` call returned: 0 means nothing was queued (connection broken,
+    /// another statement still running).
+    private func sent(_ dispatched: Int32) throws(PostgresError) {
+        guard dispatched == 1 else { throw failure(from: nil) }
+    }
+
+    /// Sends what the last `PQsend*` queued and collects its results, as `PQexec` does (the last
+    /// result is returned; COPY or a broken connection stops the collection), but waits at most
+    /// the response timeout for the server. Past it the connection is closed, since the statement
+    /// is still with the server and the connection cannot take another, and the call fails with
+    /// ``PostgresError/Code/connectionLost``.
+    private func awaitResult(_ handle: OpaquePointer) throws(PostgresError) -> OpaquePointer? {
+        let deadline = isResponseTimeoutLifted ? nil : responseTimeout.map { ContinuousClock.now + $0 }
+        // libpq's recipe for a nonblocking connection: flush until done, reading whenever the
+        // server has something to say, so that neither side waits on a full buffer.
+        while true {
+            let flushed = PQflush(handle)
+            guard flushed == 1 else { break }  // 0: all sent; -1: broken, which reading reports
+            let ready = try waitForSocket(handle, events: Int16(POLLIN | POLLOUT), until: deadline)
+            if ready & Int16(POLLIN) != 0, PQconsumeInput(handle) == 0 { break }
+        }
+        var last: OpaquePointer?
+        while true {
+            while PQisBusy(handle) != 0 {
+                do {
+                    _ = try waitForSocket(handle, events: Int16(POLLIN), until: deadline)
+                } catch {
+                    PQclear(last)
+                    throw error
+                }
+                // On failure the connection is marked broken and PQgetResult reports it at once.
+                if PQconsumeInput(handle) == 0 { break }
+            }
+            guard let result = PQgetResult(handle) else { break }
+            PQclear(last)
+            last = result
+            switch PQresultStatus(result) {
+            case PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH:
+                return last
+            default:
+                if PQstatus(handle) == CONNECTION_BAD { return last }
+            }
+        }
+        return last
+    }
+
+    /// Waits until the connection's socket is ready for `events`, or throws once `deadline` passes.
+    private func waitForSocket(
+        _ handle: OpaquePointer,
+        events: Int16,
+        until deadline: ContinuousClock.Instant?
+    ) throws(PostgresError) -> Int16 {
+        let socket = PQsocket(handle)
+        guard socket >= 0 else {
+            throw PostgresError(.connectionLost, reason: "the connection to the server was lost", sqlState: "08006")
+        }
+        while true {
+            var milliseconds: Int32 = -1
+            if let deadline {
+                let remaining = deadline - ContinuousClock.now
+                guard remaining > .zero else { throw giveUpUnanswered() }
+                milliseconds = Int32(clamping: PostgresConfiguration.wholeMilliseconds(remaining))
+            }
+            var descriptor = pollfd(fd: socket, events: events, revents: 0)
+            let ready = poll(&descriptor, 1, milliseconds)
+            if ready > 0 { return descriptor.revents }
+            if ready < 0, errno != EINTR {
+                throw PostgresError(.connectionLost, reason: "could not wait for the server (poll failed)", sqlState: "08006")
+            }
+        }
+    }
+
+    private func giveUpUnanswered() -> PostgresError {
+        let waited = responseTimeout ?? .zero
+        logger.warning(
+            "the database did not answer a statement in time; closing its connection",
+            metadata: ["db.response_timeout": "\(waited)"]
+        )
+        isPoisoned = true
+        finish()
+        return PostgresError(
+            .connectionLost,
+            reason: "the server did not answer within \(waited) (statement timeout plus connect timeout)",
+            sqlState: "08006"
+        )
     }
 
     // MARK: - Results and errors

@@ -48,6 +48,18 @@ public final class PostgresConnection {
         try base.execSimple(sql)
     }
 
+    /// Lets the rest of this transaction run as long as it needs, for work that rightly takes
+    /// longer than the service's statements (a migration, waiting for another instance's
+    /// migration): `SET LOCAL statement_timeout = 0` for the server, and no
+    /// ``PostgresConfiguration/responseTimeout`` for this client until the closure returns.
+    /// Call it inside ``PostgresPool/withTransaction(_:)``; outside a transaction block the
+    /// server ignores `SET LOCAL`.
+    public func liftStatementTimeout() throws {
+        try requireValid()
+        _ = try base.execSimple("SET LOCAL statement_timeout = 0")
+        base.liftResponseTimeout()
+    }
+
     private func requireValid() throws(PostgresError) {
         guard isValid else {
             throw PostgresError(.connectionUnavailable, reason: "the connection was used after its closure returned")

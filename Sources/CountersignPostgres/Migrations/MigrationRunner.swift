@@ -72,7 +72,7 @@ public struct MigrationRunner: Sendable {
             let step: Migration? = try await pool.withTransaction { connection in
                 // A migration may rightly take longer than the service's statement timeout,
                 // and so may waiting for another instance's migration.
-                try connection.execute("SET LOCAL statement_timeout = 0")
+                try connection.liftStatementTimeout()
                 _ = try connection.query("SELECT pg_advisory_xact_lock($1)", [.int(Self.advisoryLockKey)])
                 try connection.simpleQuery(Self.createTableSQL)
                 let history = try Self.readHistory(connection)

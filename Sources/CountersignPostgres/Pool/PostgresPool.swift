@@ -55,6 +55,7 @@ public final class PostgresPool: Service, Sendable {
         self.factory = ConnectionFactory(
             parameters: configuration.connectionParameters(environment: ProcessInfo.processInfo.environment),
             setupSQL: configuration.sessionSetupSQL,
+            responseTimeout: configuration.responseTimeout,
             logger: logger
         )
         self.metrics = PoolMetrics()
@@ -201,6 +202,7 @@ public final class PostgresPool: Service, Sendable {
         let facade = PostgresConnection(live)
         let result = work(live, facade)
         facade.invalidate()
+        live.restoreResponseTimeout()
 
         if live.isUsable {
             live.rollBackLeftoverTransaction()
@@ -386,10 +388,11 @@ public final class PostgresPool: Service, Sendable {
     /// waiting callers too; calls already running finish; then every connection is closed
     /// and the threads stop. Returns when all that is done. Safe to call more than once.
     ///
-    /// Calls still out after the statement and connect timeouts (a server that hangs rather than
-    /// fails: libpq has no timeout of its own, and the statement timeout is the server's) are
-    /// left behind, blocked on their threads, with a warning: shutting down must not wait for a
-    /// database that does not answer. Without either timeout (`.zero`), closing waits for them.
+    /// Each statement of a call waits at most ``PostgresConfiguration/responseTimeout`` for the
+    /// server, but a call of several statements, or one that lifted the timeout, can take longer.
+    /// Calls still out after one response timeout are left behind, on their threads, with a
+    /// warning: shutting down must not wait for a database that does not answer. Without a
+    /// response timeout (a `.zero` statement or connect timeout), closing waits for them.
     ///
     /// ``run()`` calls this on graceful shutdown; call it yourself only for a pool that is
     /// not run as a service (e.g. a one-off migration command).
@@ -411,9 +414,7 @@ public final class PostgresPool: Service, Sendable {
 
         // A timeout of `.zero` is none (`PostgresConfiguration`): then nothing bounds a call, and
         // one still out may be working rather than hung, so closing waits for it as for any other.
-        let patience: Duration? =
-            configuration.statementTimeout > .zero && configuration.connectTimeout > .zero
-            ? configuration.statementTimeout + configuration.connectTimeout : nil
+        let patience = configuration.responseTimeout
         var callsOut = 0
         if !drained {
             let givingUp = patience.map { patience in
