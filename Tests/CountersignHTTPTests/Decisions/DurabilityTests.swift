@@ -1,3 +1,4 @@
+import CountersignPostgres
 import CountersignTestSupport
 import Foundation
 import Logging
@@ -44,6 +45,60 @@ struct DurabilityTests {
             let page = try await api.call(.get, "/v1/decisions", key: tenant.adminKey)
             #expect((page["decisions"] as? [[String: Any]])?.compactMap { $0["taskId"] as? String }.sorted() == ["task-1", "up"])
         }
+    }
+
+    /// A database that hangs rather than fails (its server and backends stopped) answers nothing
+    /// and enforces no statement timeout of its own: the decision still ends, with 503 and no
+    /// secret, once the client-side wait (statement plus connect timeout) is over.
+    @Test func aHungDatabaseMeans503AndNoSecret() async throws {
+        let cluster = try TestDatabase.privateCluster()
+        let url = try cluster.start()
+        defer { try? cluster.stop() }
+        var configuration = try await TestService.configuration(databaseURL: url)
+        configuration.apiKeyCacheTTL = .seconds(600)
+        configuration.database.statementTimeout = .seconds(1)
+        configuration.database.connectTimeout = .seconds(1)
+        try await TestService.run(configuration: configuration) { api in
+            let tenant = try await api.tenant()
+            _ = try await api.credential(tenant, password: "must-not-leak-while-hung")
+            try await api.releasePolicy(tenant, then: #""persistence": "none""#)
+            let session = try await api.session(tenant)
+            #expect(try await api.decided(tenant, session: session).credentialPassword == "must-not-leak-while-hung")
+
+            let stopped = try await Self.serverProcesses(of: cluster, url: url)
+            for process in stopped { kill(process, SIGSTOP) }
+            let started = ContinuousClock.now
+            let reply = try await api.decide(tenant, session: session, ChallengeBody(taskId: "hung"))
+            let waited = ContinuousClock.now - started
+            for process in stopped { kill(process, SIGCONT) }
+            #expect(reply.status == 503 && reply.errorCode == "database_unavailable", "\(reply)")
+            #expect(!reply.text.contains("must-not-leak-while-hung"))
+            #expect(waited < .seconds(20), "answered after \(waited)")
+
+            var recovered: Reply?
+            for _ in 0..<50 {
+                let reply = try await api.decide(tenant, session: session, ChallengeBody(taskId: "up"))
+                if reply.status == 200 {
+                    recovered = reply
+                    break
+                }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(recovered?.credentialPassword == "must-not-leak-while-hung")
+        }
+    }
+
+    /// The postmaster, which takes new connections, and the backends serving the open ones.
+    private static func serverProcesses(of cluster: LocalPostgresCluster, url: String) async throws -> [pid_t] {
+        let pidFile = try String(contentsOfFile: cluster.dataDirectory + "/postmaster.pid", encoding: .utf8)
+        let postmaster = try #require(pid_t(pidFile.split(separator: "\n").first ?? ""))
+        let pool = PostgresPool(configuration: PostgresConfiguration(connectionString: url, poolSize: 1))
+        let backends = try await pool.withConnection { connection in
+            try connection.query("SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()")
+                .rows.map { pid_t(try $0.decode("pid", as: Int.self)) }
+        }
+        await pool.close()
+        return [postmaster] + backends
     }
 }
 
