@@ -550,6 +550,36 @@ struct RawResponseTests {
         }
     }
 
+    /// A copy that read the release before another copy went on from it, and judged it failed
+    /// only after, is late too: its rejection would be a second verdict on an attempt that lives
+    /// on in the continuation. Naming the release (`previousDecisionId`) makes that order certain.
+    @Test func aLateCopyDoesNotRejectAReleaseThatWentOn() async throws {
+        try await TestService.run { api in
+            let tenant = try await releasing(api)
+            try await ntlmCredential(api, tenant)
+            let session = try await api.session(tenant)
+            let release = try await api.response(tenant, session: session, headers: [["WWW-Authenticate", "NTLM"]])
+            let releaseID = try #require(release.string("decisionId"), "\(release)")
+            let continued = try await api.response(
+                tenant, session: session, headers: [["WWW-Authenticate", "NTLM \(Self.ntlmChallengeMessage)"]], previousDecisionId: releaseID
+            )
+            #expect(continued.status == 200 && continued.string("countedRejection") == nil, "\(continued)")
+
+            for token in ["", " \(Self.ntlmChallengeMessage)"] {
+                let late = try await api.response(
+                    tenant, session: session, headers: [["WWW-Authenticate", "NTLM\(token)"]], previousDecisionId: releaseID
+                )
+                #expect(late.status == 409 && late.errorCode == "attempt_already_continued", "\(late)")
+            }
+            #expect(try await api.counters(tenant).first?["totalRejections"] as? Int ?? 0 == 0)
+            // The attempt's verdict belongs to the continuation.
+            let failed = try await api.response(
+                tenant, session: session, headers: [["WWW-Authenticate", "NTLM"]], previousDecisionId: try #require(continued.string("decisionId"))
+            )
+            #expect(failed.string("countedRejection") == continued.string("decisionId"), "\(failed)")
+        }
+    }
+
     @Test func preferredSchemesAreCheckedWhenThePolicyIsSaved() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()

@@ -1,3 +1,5 @@
+public import Foundation
+
 // Error codes of forwarded raw 401/403/407 responses (`POST /v1/sessions/{id}/responses`).
 //
 // These strings are part of the public API: clients match on them. Add codes; never rename one.
@@ -16,4 +18,15 @@ extension CountersignError.Code {
     /// continue (a renewed Digest nonce, the server's next NTLM message): a task's responses come
     /// one at a time, each after the answer to the one before.
     public static let attemptAlreadyContinued = Self("attempt_already_continued", kind: .conflict)
+}
+
+extension CountersignError {
+    /// A response for `taskID` that would continue, or reject, release `decisionID` after
+    /// another response already went on from it.
+    public static func attemptAlreadyContinued(taskID: String, decisionID: UUID) -> Self {
+        Self(
+            .attemptAlreadyContinued,
+            "another response for task '\(taskID)' already went on from decision \(decisionID); forward a task's responses one at a time, each after the answer to the one before"
+        )
+    }
 }

@@ -69,10 +69,7 @@ public struct RawResponseService: Sendable {
             if earlier.outcome == nil {
                 if try await continuesAttempt(earlier, in: context) {
                     guard try await store.claimContinuation(of: earlier) else {
-                        throw CountersignError(
-                            .attemptAlreadyContinued,
-                            "another response for task '\(context.taskId)' already went on from decision \(earlier.id); forward a task's responses one at a time, each after the answer to the one before"
-                        )
+                        throw CountersignError.attemptAlreadyContinued(taskID: context.taskId, decisionID: earlier.id)
                     }
                     continued = earlier
                     failureCount = earlier.previousFailureCount
