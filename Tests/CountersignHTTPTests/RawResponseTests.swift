@@ -519,8 +519,8 @@ struct RawResponseTests {
     }
 
     /// Copies of one response forwarded at once (a client replaying its queue, or two instances
-    /// behind a balancer): each release goes on at most once, the copies that come too late are
-    /// told so, and every rejection they imply is counted.
+    /// behind a balancer): each release is gone on from at most once, by a continuation or a
+    /// rejection; the copies that come too late are told so and count nothing.
     @Test func responsesForwardedAtOnceContinueEachReleaseOnce() async throws {
         try await TestService.run { api in
             let tenant = try await releasing(api, then: #""maxFailures": 50"#)
