@@ -113,7 +113,7 @@ struct TLSServer {
         var lastError: (any Error)?
         // The free port is found by binding and closing; another process may take it in between.
         for _ in 0..<5 {
-            let port = try freePort()
+            let port = try LoopbackPort.free()
             let process = try BackgroundProcess(
                 TestPKI.opensslPath,
                 [
@@ -157,23 +157,6 @@ struct TLSServer {
         return address
     }
 
-    private static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw TLSServerError.noPort }
-        defer { close(descriptor) }
-        var address = loopback(port: 0)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0 else { throw TLSServerError.noPort }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        guard named == 0 else { throw TLSServerError.noPort }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     private static func connects(to port: Int) -> Bool {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { return false }
@@ -186,7 +169,6 @@ struct TLSServer {
 }
 
 enum TLSServerError: Error {
-    case noPort
     case exited
     case notAccepting
 }

@@ -1,4 +1,5 @@
 import CountersignCrypto
+import CountersignTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
@@ -47,7 +48,7 @@ final class ServiceProcess: @unchecked Sendable {
     }
 
     init(databaseURL: String, keys: Keys) throws {
-        port = try Self.freePort()
+        port = try LoopbackPort.free()
         logFile = keys.directory.appendingPathComponent("instance-\(port).log")
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         let log = try FileHandle(forWritingTo: logFile)
@@ -94,27 +95,6 @@ final class ServiceProcess: @unchecked Sendable {
     }
 
     var isRunning: Bool { process.isRunning }
-
-    /// A port nobody listens on now.
-    static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw ServiceProcessError(description: "socket() failed") }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
-        }
-        guard bound == 0 else { throw ServiceProcessError(description: "bind() failed") }
-        let named = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        guard named == 0 else { throw ServiceProcessError(description: "getsockname() failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
 }
 
 /// Why an instance could not be run.

@@ -1,4 +1,5 @@
 import CountersignCrypto
+import CountersignTestSupport
 import Foundation
 import Testing
 
@@ -57,7 +58,7 @@ final class ApacheServer {
         // A free port can be taken by someone else before Apache binds it: try a few.
         for _ in 0..<5 {
             let directory = try makeDirectory()
-            let port = try freeLoopbackPort()
+            let port = try LoopbackPort.free()
             try writeFiles(in: directory, port: port, basic: basic, digest: digest)
             let process = try SpawnedProcess(
                 binary,
@@ -165,31 +166,6 @@ final class ApacheServer {
             </Location>
             """
         try write(config, "httpd.conf")
-    }
-
-    /// A loopback port nobody listens on right now.
-    private static func freeLoopbackPort() throws -> Int {
-        #if canImport(Glibc)
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        try #require(descriptor >= 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        try #require(bound == 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        try #require(named == 0)
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
 
