@@ -102,8 +102,9 @@ struct ProbeTests {
         try? cluster.stop()
     }
 
-    /// A query that hangs cannot be cancelled: probes still answer within their timeout, the
-    /// second sharing the first's check rather than starting another.
+    /// A query that waits (here for a lock) holds its connection until the statement timeout:
+    /// probes still answer within their own, the second sharing the first's check rather than
+    /// starting another.
     @Test func readinessAnswersInTimeWhenTheDatabaseHangs() async throws {
         let url = try await TestDatabase.freshDatabase()
         var configuration = try await TestService.configuration(databaseURL: url)

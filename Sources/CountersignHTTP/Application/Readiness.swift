@@ -62,9 +62,9 @@ final class Readiness: Sendable {
 }
 
 extension Readiness {
-    /// The check under way, or a new one. A query that hangs cannot be cancelled (libpq blocks
-    /// its thread until the statement timeout), so probes share one check rather than each
-    /// taking another of the pool's connections while the database hangs.
+    /// The check under way, or a new one. A query the database does not answer holds its
+    /// connection until the pool gives up on it (statement plus connect timeout), so probes share
+    /// one check rather than each taking another of the pool's connections while it hangs.
     fileprivate func ongoingCheck() -> Task<(version: Int, keyMatches: Bool?), any Error> {
         ongoing.withLock { ongoing in
             if let ongoing { return ongoing }
