@@ -14,15 +14,15 @@ extension CountersignError.Code {
     /// server), so there is no credential the refusal could follow.
     public static let noReleasedCredential = Self("no_released_credential", kind: .conflict)
 
-    /// Another response for the same task already went on from the release this one answers
-    /// (continuing it with a renewed Digest nonce or the server's next NTLM message, or rejecting
-    /// it): a task's responses come one at a time, each after the answer to the one before.
+    /// Another response for the same task already went on from the release this one would
+    /// continue (a renewed Digest nonce, the server's next NTLM message): a task's responses come
+    /// one at a time, each after the answer to the one before.
     public static let attemptAlreadyContinued = Self("attempt_already_continued", kind: .conflict)
 }
 
 extension CountersignError {
-    /// A response for `taskID` that answers release `decisionID` after another response already
-    /// went on from it.
+    /// A response for `taskID` that would continue, or reject, release `decisionID` after
+    /// another response already went on from it.
     public static func attemptAlreadyContinued(taskID: String, decisionID: UUID) -> Self {
         Self(
             .attemptAlreadyContinued,

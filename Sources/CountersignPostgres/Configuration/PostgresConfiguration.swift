@@ -53,7 +53,9 @@ extension PostgresConfiguration {
     /// How long a statement waits for the server's answer before its connection is given up
     /// (``PostgresError/Code/connectionLost``): the statement timeout, which a working server
     /// enforces itself, plus the connect timeout as the allowance for the network. It bounds a
-    /// server that hangs rather than fails. nil, waiting for ever, when either is `.zero`.
+    /// server that hangs rather than fails. nil, waiting for ever, when either is `.zero`. The
+    /// configured connect timeout counts here even where `PGCONNECT_TIMEOUT` or the connection
+    /// string gives libpq another.
     public var responseTimeout: Duration? {
         statementTimeout > .zero && connectTimeout > .zero ? statementTimeout + connectTimeout : nil
     }

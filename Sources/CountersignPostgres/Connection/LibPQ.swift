@@ -298,8 +298,13 @@ final class LibPQConnection: @unchecked Sendable {
                     PQclear(last)
                     throw error
                 }
-                // On failure the connection is marked broken and PQgetResult reports it at once.
-                if PQconsumeInput(handle) == 0 { break }
+                guard PQconsumeInput(handle) != 0 else {
+                    // A broken connection makes PQgetResult report the failure at once; one libpq
+                    // still calls good would have it wait for the server with no deadline.
+                    if PQstatus(handle) == CONNECTION_BAD { break }
+                    PQclear(last)
+                    throw abandon(reason: "could not read from the server")
+                }
             }
             guard let result = PQgetResult(handle) else { break }
             PQclear(last)
@@ -345,7 +350,7 @@ final class LibPQConnection: @unchecked Sendable {
             if ready > 0 { return descriptor.revents }
             if ready == 0, slice != nil { return 0 }
             if ready < 0, errno != EINTR {
-                throw PostgresError(.connectionLost, reason: "could not wait for the server (poll failed)", sqlState: "08006")
+                throw abandon(reason: "could not wait for the server (poll failed)")
             }
         }
     }
@@ -356,13 +361,14 @@ final class LibPQConnection: @unchecked Sendable {
             "the database did not answer a statement in time; closing its connection",
             metadata: ["db.response_timeout": "\(waited)"]
         )
+        return abandon(reason: "the server did not answer within \(waited) (statement timeout plus connect timeout)")
+    }
+
+    /// Closes a connection whose statement is still out, which it can therefore never finish.
+    private func abandon(reason: String) -> PostgresError {
         isPoisoned = true
         finish()
-        return PostgresError(
-            .connectionLost,
-            reason: "the server did not answer within \(waited) (statement timeout plus connect timeout)",
-            sqlState: "08006"
-        )
+        return PostgresError(.connectionLost, reason: reason, sqlState: "08006")
     }
 
     // MARK: - Results and errors

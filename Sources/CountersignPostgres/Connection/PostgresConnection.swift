@@ -42,7 +42,9 @@ public final class PostgresConnection {
 
     /// Runs SQL text as it is, through the simple query protocol: several statements
     /// separated by `;`, no parameters, results discarded. For migration files and other
-    /// trusted scripts only; never build its text from input.
+    /// trusted scripts only; never build its text from input. The server times each statement of
+    /// the script, but the client's ``PostgresConfiguration/responseTimeout`` bounds the whole:
+    /// lift it (``liftStatementTimeout()``) for a long script.
     public func simpleQuery(_ sql: String) throws {
         try requireValid()
         try base.execSimple(sql)

@@ -63,22 +63,23 @@ public struct RawResponseService: Sendable {
         let earlier = try await earlierRelease(context, sessionID: asker.sessionID)
         var countedRejection: UUID?
         var failureCount = 0
-        var claimed: DecisionEntry?
+        var continued: DecisionEntry?
         if let earlier {
             failureCount = earlier.previousFailureCount + 1
             if earlier.outcome == nil {
-                let continues = try await continuesAttempt(earlier, in: context)
-                guard try await store.claimResponse(to: earlier, continuing: continues) else {
-                    throw CountersignError.attemptAlreadyContinued(taskID: context.taskId, decisionID: earlier.id)
-                }
-                claimed = earlier
-                if continues {
+                if try await continuesAttempt(earlier, in: context) {
+                    guard try await store.claimContinuation(of: earlier) else {
+                        throw CountersignError.attemptAlreadyContinued(taskID: context.taskId, decisionID: earlier.id)
+                    }
+                    continued = earlier
                     failureCount = earlier.previousFailureCount
-                } else if let result = try await abandoningClaim(on: claimed, {
-                    try await decisions.recordOutcome(
-                        .rejected, upstreamStatus: context.status, of: earlier.id, tenantID: asker.tenantID, source: "response"
-                    )
-                }), result.counted {
+                } else if let result = try await decisions.recordOutcome(
+                    .rejected,
+                    upstreamStatus: context.status,
+                    of: earlier.id,
+                    tenantID: asker.tenantID,
+                    source: "response"
+                ), result.counted {
                     countedRejection = earlier.id
                 }
             }
@@ -86,8 +87,8 @@ public struct RawResponseService: Sendable {
 
         // The answer is built under the claim too: a Digest header whose nonce count cannot be
         // taken fails the request (503, retry) after the decision was recorded, and the same
-        // response forwarded again must still find its release to go on from.
-        let (decision, planned, authorization, credential) = try await abandoningClaim(on: claimed) {
+        // response forwarded again must still find its release to continue.
+        let (decision, planned, authorization, credential) = try await abandoningClaim(on: continued) {
             let (decision, planned, prepared) = try await decisions.decideAndRecord(
                 taskID: context.taskId,
                 kind: "response",
@@ -118,6 +119,12 @@ public struct RawResponseService: Sendable {
             }
             return (decision, planned, authorization, credential)
         }
+        // A continuation that released nothing (its credential deleted or blocked meanwhile) leaves
+        // the earlier release the task's last: given back, the task's next response judges it, as
+        // it would have without the continuation, instead of being refused as a late copy.
+        if let continued, decision.released == nil {
+            try? await store.abandonContinuation(of: continued)
+        }
         // `stale=true` in another realm or scheme than the earlier release's is no nonce renewal:
         // that release was counted as rejected, and the answer must not say otherwise.
         let reasonCode = planned.reasonCode == .staleNonce && countedRejection != nil ? .authorization : planned.reasonCode
@@ -140,13 +147,13 @@ public struct RawResponseService: Sendable {
         )
     }
 
-    /// Runs `record`, part of the answer to the response that claimed `claimed`; if it fails, the
-    /// claim is given up, so that the client can forward the same response again.
+    /// Runs `record`, the decision that continues `claimed` and the answer built from it; if
+    /// either fails, the claim is given up, so that the client can forward the same response again.
     private func abandoningClaim<Recorded>(on claimed: DecisionEntry?, _ record: () async throws -> Recorded) async throws -> Recorded {
         do {
             return try await record()
         } catch {
-            if let claimed { try? await store.abandonClaim(on: claimed) }
+            if let claimed { try? await store.abandonContinuation(of: claimed) }
             throw error
         }
     }

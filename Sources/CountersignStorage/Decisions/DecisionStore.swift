@@ -103,7 +103,7 @@ public struct DecisionStore: Sendable {
         guard let row = try connection.query(
             """
             SELECT \(Self.columns), d.space_key, d.max_failures, d.block_seconds, d.block_increment_seconds, d.max_block_seconds,
-                d.tenant_version
+                d.tenant_version, d.continued_at IS NOT NULL AS continued
             FROM decisions d
             WHERE d.id = $1 FOR UPDATE OF d
             """,
@@ -116,6 +116,12 @@ public struct DecisionStore: Sendable {
                 "this decision answered a security check: report its outcome to "
                     + "POST /v1/sessions/{sessionId}/security-checks/{securityCheck}/success or /failure, which also count the client's attempts"
             )
+        }
+        // A response that went on from this release (`claimContinuation`) holds its attempt. A copy
+        // of it that read the release before that, and found it failing only after, is late, not a
+        // second verdict on the attempt: it is refused as the claim refuses an earlier copy.
+        if source == "response", decision.outcome == nil, try row.decode("continued", as: Bool.self) {
+            throw CountersignError.attemptAlreadyContinued(taskID: decision.taskId, decisionID: decision.id)
         }
         if let existing = decision.outcome {
             guard existing == outcome else {

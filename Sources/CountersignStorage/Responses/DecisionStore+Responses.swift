@@ -23,7 +23,7 @@ extension DecisionStore {
     /// the NTLM handshake's next message): the other releases of its kind and method to its task,
     /// for the same server, at the same failure count. A continuation keeps the attempt's failure
     /// count; a rejection starts the next attempt with a higher one. Each release is continued
-    /// at most once (`claimResponse`), so these releases form one chain and their number is
+    /// at most once (`claimContinuation`), so these releases form one chain and their number is
     /// exact.
     public func continuations(of release: DecisionEntry) async throws -> Int {
         try await pool.withConnection { connection in
@@ -43,24 +43,22 @@ extension DecisionStore {
         }
     }
 
-    /// Claims `release` for the one response that goes on from it (`continued_at`): continuing
-    /// its attempt, which only a release without an outcome can, or failing it. `false` when
-    /// another response claimed it first. One statement, so that of copies of a response
-    /// forwarded at once for one task, through any instances, exactly one goes on, and a copy
-    /// that judged the release before another continued it cannot reject it after.
-    public func claimResponse(to release: DecisionEntry, continuing: Bool) async throws -> Bool {
+    /// Claims `release` for the one response that continues its attempt: `false` when another
+    /// response claimed it first, or it has an outcome. One statement, so that of two responses
+    /// forwarded at once for one task, through any instances, exactly one continues.
+    public func claimContinuation(of release: DecisionEntry) async throws -> Bool {
         try await pool.withConnection { connection in
             try connection.execute(
-                continuing
-                    ? "UPDATE decisions SET continued_at = now() WHERE id = $1 AND continued_at IS NULL AND outcome IS NULL"
-                    : "UPDATE decisions SET continued_at = now() WHERE id = $1 AND continued_at IS NULL",
+                "UPDATE decisions SET continued_at = now() WHERE id = $1 AND continued_at IS NULL AND outcome IS NULL",
                 [.uuid(release.id)]
             ) == 1
         }
     }
 
-    /// Gives up a claim whose response could not be answered, so that it can be forwarded again.
-    public func abandonClaim(on release: DecisionEntry) async throws {
+    /// Gives up a claim whose continuation could not be recorded, so that the response can be
+    /// forwarded again, or whose continuation released nothing, so that the release is still
+    /// the one the task's next response answers.
+    public func abandonContinuation(of release: DecisionEntry) async throws {
         try await pool.withConnection { connection in
             _ = try connection.execute("UPDATE decisions SET continued_at = NULL WHERE id = $1", [.uuid(release.id)])
         }
