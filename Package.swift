@@ -43,6 +43,7 @@ let package = Package(
             dependencies: [
                 "CLibPQ",
                 "CountersignCore",
+                "CountersignCrypto",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -35,24 +35,39 @@ struct RawResponseTests {
         await side.close()
     }
 
-    /// Makes the database cancel (57014, as a busy one does) every `operation` of a row of
-    /// `table` that meets `condition`, until ``allowWrites(on:through:)``.
-    func refuseWrites(_ operation: String, on table: String, when condition: String = "true", through side: PostgresPool) async throws {
+    /// Makes the database run `action` (by default: cancel the statement with 57014, as a busy
+    /// one does) before every `operations` of a row of `table` that meets `condition`, until
+    /// ``stopIntercepting(on:through:)``.
+    func interceptWrites(
+        _ operations: String,
+        on table: String,
+        when condition: String = "true",
+        action: String = "RAISE EXCEPTION 'busy' USING ERRCODE = '57014'",
+        through side: PostgresPool
+    ) async throws {
         try await side.withConnection { connection in
             try connection.simpleQuery(
                 """
-                CREATE FUNCTION refuse_writes() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
-                  IF \(condition) THEN RAISE EXCEPTION 'busy' USING ERRCODE = '57014'; END IF;
+                CREATE FUNCTION intercept_writes() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+                  IF \(condition) THEN \(action); END IF;
                   RETURN NEW;
                 END $$;
-                CREATE TRIGGER refuse_writes BEFORE \(operation) ON \(table) FOR EACH ROW EXECUTE FUNCTION refuse_writes();
+                CREATE TRIGGER intercept_writes BEFORE \(operations) ON \(table) FOR EACH ROW EXECUTE FUNCTION intercept_writes();
                 """
             )
         }
     }
 
-    func allowWrites(on table: String, through side: PostgresPool) async throws {
-        try await side.withConnection { try $0.simpleQuery("DROP TRIGGER refuse_writes ON \(table); DROP FUNCTION refuse_writes()") }
+    func stopIntercepting(on table: String, through side: PostgresPool) async throws {
+        try await side.withConnection { try $0.simpleQuery("DROP TRIGGER intercept_writes ON \(table); DROP FUNCTION intercept_writes()") }
+    }
+
+    /// A tenant whose policy releases (with `then`) alice's password for files.example.com,
+    /// and a session of it.
+    func aliceSession(_ api: TestAPI, then: String = "") async throws -> (TestAPI.Tenant, String) {
+        let tenant = try await releasing(api, then: then)
+        _ = try await api.credential(tenant, host: "files.example.com", account: "alice", password: "pw")
+        return (tenant, try await api.session(tenant))
     }
 
     /// A server's NTLM CHALLENGE message (type 2), base64.
@@ -223,9 +238,7 @@ struct RawResponseTests {
 
     @Test func aStaleNonceIsNotARejection() async throws {
         try await TestService.run { api in
-            let tenant = try await releasing(api, then: #""maxFailures": 5"#)
-            _ = try await api.credential(tenant, host: "files.example.com", account: "alice", password: "pw")
-            let session = try await api.session(tenant)
+            let (tenant, session) = try await aliceSession(api, then: #""maxFailures": 5"#)
             let first = try await api.response(tenant, session: session, headers: digest("n1", stale: false))
             #expect(first.json["remainingAttempts"] as? Int == 5)
             let stale = try await api.response(tenant, session: session, headers: digest("n2", stale: true))
@@ -257,9 +270,7 @@ struct RawResponseTests {
     /// attempt, the next is a rejection, and the client's loop ends at the block.
     @Test func aServerCallingEveryNonceStaleIsRefusingTheCredential() async throws {
         try await TestService.run { api in
-            let tenant = try await releasing(api, then: #""maxFailures": 2"#)
-            _ = try await api.credential(tenant, host: "files.example.com", account: "alice", password: "pw")
-            let session = try await api.session(tenant)
+            let (tenant, session) = try await aliceSession(api, then: #""maxFailures": 2"#)
             func stale(_ nonce: Int) async throws -> Reply {
                 try await api.response(
                     tenant, session: session, headers: [["WWW-Authenticate", #"Digest realm="Files", nonce="n\#(nonce)", qop="auth", stale=true"#]]
@@ -278,9 +289,7 @@ struct RawResponseTests {
 
     @Test func a403AfterTheCredentialStopsWithoutCounting() async throws {
         try await TestService.run { api in
-            let tenant = try await releasing(api, then: #""maxFailures": 1"#)
-            _ = try await api.credential(tenant, host: "files.example.com", account: "alice", password: "pw")
-            let session = try await api.session(tenant)
+            let (tenant, session) = try await aliceSession(api, then: #""maxFailures": 1"#)
             let released = try await api.response(tenant, session: session, headers: [["WWW-Authenticate", #"Basic realm="Files""#]])
             let releasedID = try #require(released.string("decisionId"))
 
@@ -312,9 +321,7 @@ struct RawResponseTests {
 
     @Test func a403AfterFinishTasksIsStillTheOutcomeOfThePendingDecision() async throws {
         try await TestService.run { api in
-            let tenant = try await releasing(api)
-            _ = try await api.credential(tenant, host: "files.example.com", account: "alice", password: "pw")
-            let session = try await api.session(tenant)
+            let (tenant, session) = try await aliceSession(api)
             let released = try await api.response(tenant, session: session, headers: [["WWW-Authenticate", #"Basic realm="Files""#]])
             let invalidated = try await api.call(.post, "/v1/sessions/\(session)/invalidate", key: tenant.clientKey, json: #"{"mode": "finishTasks"}"#)
             #expect(invalidated.status == 200)
@@ -369,15 +376,13 @@ struct RawResponseTests {
     /// naming the release it answers, goes on instead of being told it came too late.
     @Test func aContinuationWhoseAnswerFailsLeavesTheReleaseToContinue() async throws {
         try await withSideAccess { api, side in
-            let tenant = try await releasing(api, then: #""maxFailures": 5"#)
-            _ = try await api.credential(tenant, host: "files.example.com", account: "alice", password: "pw")
-            let session = try await api.session(tenant)
+            let (tenant, session) = try await aliceSession(api, then: #""maxFailures": 5"#)
             let first = try await api.response(tenant, session: session, headers: digest("n1", stale: false))
             let released = try #require(first.string("decisionId"), "\(first)")
-            try await refuseWrites("INSERT", on: "digest_nonce_counts", through: side)
+            try await interceptWrites("INSERT", on: "digest_nonce_counts", through: side)
             let failed = try await api.response(tenant, session: session, headers: digest("n2", stale: true), previousDecisionId: released)
             #expect(failed.status == 503, "\(failed)")
-            try await allowWrites(on: "digest_nonce_counts", through: side)
+            try await stopIntercepting(on: "digest_nonce_counts", through: side)
             let again = try await api.response(tenant, session: session, headers: digest("n2", stale: true), previousDecisionId: released)
             #expect(again.status == 200 && again.string("reasonCode") == "stale_nonce", "\(again)")
             #expect(again.authorizationValue != nil, "\(again)")
@@ -622,18 +627,72 @@ struct RawResponseTests {
     /// nothing of the failed attempt stands in its way.
     @Test func aRejectionThatFailedIsCountedWhenForwardedAgain() async throws {
         try await withSideAccess { api, side in
-            let tenant = try await releasing(api, then: #""maxFailures": 5"#)
-            _ = try await api.credential(tenant, host: "files.example.com", account: "alice", password: "pw")
-            let session = try await api.session(tenant)
+            let (tenant, session) = try await aliceSession(api, then: #""maxFailures": 5"#)
             let basic = [["WWW-Authenticate", #"Basic realm="Files""#]]
             let first = try await api.response(tenant, session: session, headers: basic)
             let released = try #require(first.string("decisionId"), "\(first)")
-            try await refuseWrites("UPDATE", on: "decisions", when: "NEW.outcome IS NOT NULL AND OLD.outcome IS NULL", through: side)
+            try await interceptWrites("UPDATE", on: "decisions", when: "NEW.outcome IS NOT NULL AND OLD.outcome IS NULL", through: side)
             let failed = try await api.response(tenant, session: session, headers: basic)
             #expect(failed.status == 503, "\(failed)")
-            try await allowWrites(on: "decisions", through: side)
+            try await stopIntercepting(on: "decisions", through: side)
             let again = try await api.response(tenant, session: session, headers: basic)
             #expect(again.status == 200 && again.string("countedRejection") == released, "\(again)")
+        }
+    }
+
+    /// A copy of a rejection, late (naming the release) or forwarded at the same time as the
+    /// first, counts nothing and may start the next attempt a second time; that sibling release
+    /// is no continuation, so the server's genuine CHALLENGE message for the latest release still
+    /// continues its handshake instead of counting as a second failure.
+    @Test func copiesOfARejectionLeaveTheNextHandshakeAlone() async throws {
+        try await withSideAccess { api, side in
+            let tenant = try await releasing(api, then: #""maxFailures": 50"#)
+            try await ntlmCredential(api, tenant)
+            let session = try await api.session(tenant)
+            let release = try await api.response(tenant, session: session, headers: [["WWW-Authenticate", "NTLM"]])
+            let releaseID = try #require(release.string("decisionId"), "\(release)")
+            // Both copies read the release before either records its rejection.
+            try await interceptWrites(
+                "UPDATE", on: "decisions", when: "NEW.outcome IS NOT NULL AND OLD.outcome IS NULL", action: "PERFORM pg_sleep(1)", through: side
+            )
+            async let first = api.response(tenant, session: session, headers: [["WWW-Authenticate", "NTLM"]])
+            async let second = api.response(tenant, session: session, headers: [["WWW-Authenticate", "NTLM"]])
+            let copies = try await [first, second]
+            try await stopIntercepting(on: "decisions", through: side)
+            #expect(copies.allSatisfy { $0.status == 200 }, "\(copies)")
+            #expect(copies.compactMap { $0.string("countedRejection") } == [releaseID], "\(copies)")
+            let late = try await api.response(tenant, session: session, headers: [["WWW-Authenticate", "NTLM"]], previousDecisionId: releaseID)
+            #expect(late.status == 200 && late["countedRejection"] is NSNull, "\(late)")
+
+            let going = try await api.response(tenant, session: session, headers: [["WWW-Authenticate", "NTLM \(Self.ntlmChallengeMessage)"]])
+            #expect(going.status == 200 && going["countedRejection"] is NSNull && going.string("reasonCode") == "ntlm_handshake", "\(going)")
+            #expect(try await api.counters(tenant).first?["totalRejections"] as? Int == 1)
+        }
+    }
+
+    /// A continuation's claim is given back when its decision or answer fails, but a database
+    /// that also fails the give-back leaves it behind. It holds while the continuation could still
+    /// be on its way, then no longer: the task's later responses are answered again.
+    @Test func aClaimLeftBehindByAFailingDatabaseExpires() async throws {
+        try await withSideAccess { api, side in
+            let (tenant, session) = try await aliceSession(api, then: #""maxFailures": 5"#)
+            let first = try await api.response(tenant, session: session, headers: digest("n1", stale: false))
+            let released = try #require(first.string("decisionId"), "\(first)")
+            try await interceptWrites(
+                "INSERT OR UPDATE", on: "decisions", when: "TG_OP = 'INSERT' OR (NEW.continued_at IS NULL AND OLD.continued_at IS NOT NULL)", through: side
+            )
+            let failed = try await api.response(tenant, session: session, headers: digest("n2", stale: true))
+            #expect(failed.status == 503, "\(failed)")
+            try await stopIntercepting(on: "decisions", through: side)
+
+            let soon = try await api.response(tenant, session: session, headers: digest("n2", stale: true))
+            #expect(soon.status == 409 && soon.errorCode == "attempt_already_continued", "\(soon)")
+            // A minute on, as far as the claim can tell.
+            try await side.withConnection {
+                _ = try $0.execute("UPDATE decisions SET continued_at = continued_at - interval '2 minutes' WHERE id = $1::uuid", [.text(released)])
+            }
+            let rejection = try await api.response(tenant, session: session, headers: digest("n3", stale: false))
+            #expect(rejection.status == 200 && rejection.string("countedRejection") == released, "\(rejection)")
         }
     }
 
@@ -656,9 +715,7 @@ struct RawResponseTests {
 
     @Test func authIntNeedsTheBodyAndHashesIt() async throws {
         try await TestService.run { api in
-            let tenant = try await releasing(api)
-            _ = try await api.credential(tenant, host: "files.example.com", account: "alice", password: "pw")
-            let session = try await api.session(tenant)
+            let (tenant, session) = try await aliceSession(api)
             let headers = [["WWW-Authenticate", #"Digest realm="Files", nonce="int-nonce", qop="auth-int", algorithm=SHA-512-256"#]]
             let missing = try await api.response(tenant, session: session, headers: headers, method: "POST")
             #expect(missing.status == 400 && missing.errorCode == "digest_entity_body_required", "\(missing)")

@@ -14,9 +14,9 @@ extension CountersignError.Code {
     /// server), so there is no credential the refusal could follow.
     public static let noReleasedCredential = Self("no_released_credential", kind: .conflict)
 
-    /// Another response for the same task already went on from the release this one would
-    /// continue (a renewed Digest nonce, the server's next NTLM message): a task's responses come
-    /// one at a time, each after the answer to the one before.
+    /// Another response for the same task already continued the release this one answers (with
+    /// a renewed Digest nonce, the server's next NTLM message), so this one can neither continue
+    /// nor fail it: a task's responses come one at a time, each after the answer to the one before.
     public static let attemptAlreadyContinued = Self("attempt_already_continued", kind: .conflict)
 }
 

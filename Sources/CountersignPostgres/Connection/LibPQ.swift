@@ -8,6 +8,7 @@
 // its own for statements, and `statement_timeout` is enforced by the very server that hangs.
 
 internal import CLibPQ
+import CountersignCrypto
 import Logging
 
 #if canImport(Glibc)
@@ -285,7 +286,7 @@ final class LibPQConnection: @unchecked Sendable {
             let flushed = PQflush(handle)
             guard flushed == 1 else { break }  // 0: all sent; -1: broken, which reading reports
             let ready = try waitForSocket(handle, events: Int16(POLLIN | POLLOUT), until: deadline)
-            // Readable, hung up, or a TLS slice over: take in what the server sent.
+            // Readable or hung up: take in what the server sent.
             let onlyWritable = ready & Int16(POLLOUT) != 0 && ready & Int16(POLLIN) == 0
             if !onlyWritable, PQconsumeInput(handle) == 0 { break }
         }
@@ -319,14 +320,13 @@ final class LibPQConnection: @unchecked Sendable {
         return last
     }
 
-    /// Waits until the connection's socket is ready for `events` and returns what it is ready
-    /// for, or throws once `deadline` passes.
+    /// Waits until the connection is ready for `events` and returns what it is ready for, or
+    /// throws once `deadline` passes.
     ///
-    /// On a TLS connection it also returns, ready for nothing, every few milliseconds: OpenSSL may
-    /// hold the rest of a record that `PQconsumeInput` read only in part (it reads at most the
-    /// free space of libpq's buffer), and no socket event announces data already read off the
-    /// socket. libpq's own wait asks OpenSSL first, which it does not export; calling
-    /// `PQconsumeInput` again after the short wait takes that rest.
+    /// On a TLS connection OpenSSL may hold the rest of a record that `PQconsumeInput` read only
+    /// in part (it reads at most the free space of libpq's buffer; PostgreSQL writes records of
+    /// 8 KiB, poolers and proxies up to 16 KiB), and no socket event announces data already off
+    /// the socket: that counts as readable, as libpq's own wait counts it.
     private func waitForSocket(
         _ handle: OpaquePointer,
         events: Int16,
@@ -336,19 +336,19 @@ final class LibPQConnection: @unchecked Sendable {
         guard socket >= 0 else {
             throw PostgresError(.connectionLost, reason: "the connection to the server was lost", sqlState: "08006")
         }
-        let slice: Int32? = PQsslInUse(handle) != 0 ? 5 : nil
+        if events & Int16(POLLIN) != 0, let ssl = PQsslStruct(handle, "OpenSSL"), TLSReadBuffer.pendingBytes(ssl: ssl) > 0 {
+            return Int16(POLLIN)
+        }
         while true {
-            var milliseconds: Int32 = slice ?? -1
+            var milliseconds: Int32 = -1
             if let deadline {
                 let remaining = deadline - ContinuousClock.now
                 guard remaining > .zero else { throw giveUpUnanswered() }
-                let untilDeadline = Int32(clamping: PostgresConfiguration.wholeMilliseconds(remaining))
-                milliseconds = slice.map { min($0, untilDeadline) } ?? untilDeadline
+                milliseconds = Int32(clamping: PostgresConfiguration.wholeMilliseconds(remaining))
             }
             var descriptor = pollfd(fd: socket, events: events, revents: 0)
             let ready = poll(&descriptor, 1, milliseconds)
             if ready > 0 { return descriptor.revents }
-            if ready == 0, slice != nil { return 0 }
             if ready < 0, errno != EINTR {
                 throw abandon(reason: "could not wait for the server (poll failed)")
             }

@@ -103,7 +103,7 @@ public struct DecisionStore: Sendable {
         guard let row = try connection.query(
             """
             SELECT \(Self.columns), d.space_key, d.max_failures, d.block_seconds, d.block_increment_seconds, d.max_block_seconds,
-                d.tenant_version, d.continued_at IS NOT NULL AS continued
+                d.tenant_version, \(Self.heldByContinuation) AS continued
             FROM decisions d
             WHERE d.id = $1 FOR UPDATE OF d
             """,
