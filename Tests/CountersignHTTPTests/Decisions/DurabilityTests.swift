@@ -15,12 +15,7 @@ struct DurabilityTests {
         // Keys stay verified while the database is away, so that the request reaches the decision.
         configuration.apiKeyCacheTTL = .seconds(600)
         try await TestService.run(configuration: configuration) { api in
-            let tenant = try await api.tenant()
-            _ = try await api.credential(tenant, password: "must-not-leak-while-down")
-            try await api.releasePolicy(tenant, then: #""persistence": "none""#)
-            let session = try await api.session(tenant)
-            // Everything the decision needs is now in the service's memory: only the record is missing.
-            #expect(try await api.decided(tenant, session: session).credentialPassword == "must-not-leak-while-down")
+            let (tenant, session) = try await Self.decidedOnce(api, password: "must-not-leak-while-down")
 
             try cluster.stop()
             for task in 0..<3 {
@@ -31,15 +26,7 @@ struct DurabilityTests {
             }
 
             _ = try cluster.start()
-            var recovered: Reply?
-            for _ in 0..<50 {
-                let reply = try await api.decide(tenant, session: session, ChallengeBody(taskId: "up"))
-                if reply.status == 200 {
-                    recovered = reply
-                    break
-                }
-                try await Task.sleep(for: .milliseconds(100))
-            }
+            let recovered = try await Self.firstAnswered(api, tenant, session)
             #expect(recovered?.credentialPassword == "must-not-leak-while-down")
             // Only the answered decisions were recorded: the first and the one after recovery.
             let page = try await api.call(.get, "/v1/decisions", key: tenant.adminKey)
@@ -59,11 +46,7 @@ struct DurabilityTests {
         configuration.database.statementTimeout = .seconds(1)
         configuration.database.connectTimeout = .seconds(1)
         try await TestService.run(configuration: configuration) { api in
-            let tenant = try await api.tenant()
-            _ = try await api.credential(tenant, password: "must-not-leak-while-hung")
-            try await api.releasePolicy(tenant, then: #""persistence": "none""#)
-            let session = try await api.session(tenant)
-            #expect(try await api.decided(tenant, session: session).credentialPassword == "must-not-leak-while-hung")
+            let (tenant, session) = try await Self.decidedOnce(api, password: "must-not-leak-while-hung")
 
             let stopped = try await Self.serverProcesses(of: cluster, url: url)
             for process in stopped { kill(process, SIGSTOP) }
@@ -75,17 +58,31 @@ struct DurabilityTests {
             #expect(!reply.text.contains("must-not-leak-while-hung"))
             #expect(waited < .seconds(20), "answered after \(waited)")
 
-            var recovered: Reply?
-            for _ in 0..<50 {
-                let reply = try await api.decide(tenant, session: session, ChallengeBody(taskId: "up"))
-                if reply.status == 200 {
-                    recovered = reply
-                    break
-                }
-                try await Task.sleep(for: .milliseconds(100))
-            }
+            let recovered = try await Self.firstAnswered(api, tenant, session)
             #expect(recovered?.credentialPassword == "must-not-leak-while-hung")
         }
+    }
+
+    /// A tenant releasing `password` with persistence `none`, a session, and one decision
+    /// answered: everything a decision needs is then in the service's memory, and only its
+    /// record needs the database.
+    private static func decidedOnce(_ api: TestAPI, password: String) async throws -> (TestAPI.Tenant, String) {
+        let tenant = try await api.tenant()
+        _ = try await api.credential(tenant, password: password)
+        try await api.releasePolicy(tenant, then: #""persistence": "none""#)
+        let session = try await api.session(tenant)
+        #expect(try await api.decided(tenant, session: session).credentialPassword == password)
+        return (tenant, session)
+    }
+
+    /// The first decision answered 200 (task `up`) within about five seconds, or nil.
+    private static func firstAnswered(_ api: TestAPI, _ tenant: TestAPI.Tenant, _ session: String) async throws -> Reply? {
+        for _ in 0..<50 {
+            let reply = try await api.decide(tenant, session: session, ChallengeBody(taskId: "up"))
+            if reply.status == 200 { return reply }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return nil
     }
 
     /// The postmaster, which takes new connections, and the backends serving the open ones.
