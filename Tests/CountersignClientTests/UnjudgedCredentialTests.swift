@@ -31,6 +31,12 @@ struct UnjudgedCredentialTests {
         }
     }
 
+    /// A delegate that asks `fake` and reports to `events`.
+    static func delegate(_ fake: FakeCountersign, _ events: EventLog) -> CountersignSessionDelegate {
+        let client = CountersignClient(configuration: .init(baseURL: fake.baseURL, key: ClientKey("csk_abcdefghjkmn_x")))
+        return CountersignSessionDelegate(client: client, configuration: .init(clientId: "device-1", onEvent: events.handler))
+    }
+
     static let released = FakeCountersign.Script(challenge: { _ in
         .json(200, FakeCountersign.answerJSON(disposition: "useCredential", credential: #"{"kind": "password", "user": "svc", "password": "pa55", "domain": null}"#))
     })
@@ -40,11 +46,8 @@ struct UnjudgedCredentialTests {
         try await FakeCountersign.run(Self.released) { fake in
             try await Self.runSlowUpstream(delay: .seconds(4)) { url in
                 let events = EventLog()
-                let client = CountersignClient(configuration: .init(baseURL: fake.baseURL, key: ClientKey("csk_abcdefghjkmn_x")))
-                let delegate = CountersignSessionDelegate(client: client, configuration: .init(clientId: "device-1", onEvent: events.handler))
-                let configuration = URLSessionConfiguration.ephemeral
-                configuration.timeoutIntervalForRequest = 1
-                let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+                let delegate = Self.delegate(fake, events)
+                let session = makeSession(delegate, requestTimeout: 1)
                 let summary = try await events.run(session, url, timeout: .seconds(20))
                 #expect(summary.decisions.map(\.disposition) == [.useCredential])
                 #expect(summary.error != nil)
@@ -60,8 +63,7 @@ struct UnjudgedCredentialTests {
         try await FakeCountersign.run(Self.released) { fake in
             try await Self.runSlowUpstream(delay: .seconds(4)) { url in
                 let events = EventLog()
-                let client = CountersignClient(configuration: .init(baseURL: fake.baseURL, key: ClientKey("csk_abcdefghjkmn_x")))
-                let delegate = CountersignSessionDelegate(client: client, configuration: .init(clientId: "device-1", onEvent: events.handler))
+                let delegate = Self.delegate(fake, events)
                 let session = makeSession(delegate)
                 let task = session.dataTask(with: url)
                 task.resume()

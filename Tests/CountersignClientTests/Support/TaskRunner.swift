@@ -36,8 +36,8 @@ extension EventLog {
 }
 
 /// A URLSession with `delegate`, ephemeral so that nothing is remembered between tests.
-func makeSession(_ delegate: CountersignSessionDelegate) -> URLSession {
+func makeSession(_ delegate: CountersignSessionDelegate, requestTimeout: TimeInterval = 20) -> URLSession {
     let configuration = URLSessionConfiguration.ephemeral
-    configuration.timeoutIntervalForRequest = 20
+    configuration.timeoutIntervalForRequest = requestTimeout
     return URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
 }
