@@ -20,6 +20,19 @@ struct CommandEnvironmentTests {
         #expect(output.contains("\(name) must be \(expected)"), "\(output)")
     }
 
+    @Test(
+        "a negative number is a value out of range, not a missing one",
+        arguments: [
+            (["--retention-days", "-1"], "--retention-days (COUNTERSIGN_RETENTION_DAYS) must be between 0"),
+            (["--port", "-1"], "--port (COUNTERSIGN_PORT) must be between 1 and 65535"),
+            (["--pool-size", "-2"], "--pool-size (COUNTERSIGN_DB_POOL_SIZE) must be between 1 and 64"),
+        ])
+    func negativeValues(options: [String], expected: String) async throws {
+        let (status, output) = try await FetchCommandTests.run(["serve"] + options, environment: [:])
+        #expect(status == 64, "\(output)")
+        #expect(output.contains(expected), "\(output)")
+    }
+
     @Test("help shows whatever the variables hold", arguments: [["serve", "--help"], ["help", "dev"], ["rekey", "-h"]])
     func helpDespiteUnparsableValues(arguments: [String]) async throws {
         let (status, output) = try await FetchCommandTests.run(arguments, environment: ["COUNTERSIGN_PORT": "80x", "COUNTERSIGN_DB_POOL_SIZE": "six"])

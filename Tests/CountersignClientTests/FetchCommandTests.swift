@@ -30,7 +30,7 @@ struct FetchCommandTests {
 
     @Test(
         "a timeout it cannot wait for is a usage error, not a crash",
-        arguments: [["--timeout", "0"], ["--timeout", "86401"], ["--timeout", "92233720368547758"], ["--timeout", "92233720368547758", "--raw"]]
+        arguments: [["--timeout", "0"], ["--timeout", "-1"], ["--timeout", "86401"], ["--timeout", "92233720368547758"], ["--timeout", "92233720368547758", "--raw"]]
     )
     func timeoutOutOfRange(options: [String]) async throws {
         let (status, output) = try await Self.run(["fetch", "http://127.0.0.1:1/report"] + options, environment: ["COUNTERSIGN_CLIENT_KEY": "csk_unused"])

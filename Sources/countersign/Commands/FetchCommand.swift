@@ -45,7 +45,8 @@ struct FetchCommand: AsyncParsableCommand {
     @Option(help: "Answer when Countersign cannot: performDefaultHandling, cancelAuthenticationChallenge, rejectProtectionSpace.")
     var fallback: String = CountersignSessionDelegate.Fallback.performDefaultHandling.rawValue
 
-    @Option(help: "Seconds to wait for the whole fetch, 1 to 86400.")
+    // `.unconditional`, so that a negative value gets the range rather than "Missing value".
+    @Option(parsing: .unconditional, help: "Seconds to wait for the whole fetch, 1 to 86400.")
     var timeout: Int = 60
 
     @Flag(help: "Forward raw 401/403 responses and send the Authorization header Countersign returns, instead of using the URLSession delegate.")

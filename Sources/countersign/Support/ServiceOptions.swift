@@ -11,6 +11,9 @@ import Logging
 /// environment variable; a flag given on the command line wins. Secrets (the database URL may
 /// hold a password, the operator key) are read from the environment or a file, never shown as
 /// defaults in --help.
+///
+/// Numeric options parse their value `.unconditional`ly: otherwise a negative number reads as a
+/// short flag, and `--port -1` says "Missing value" instead of giving the range the value breaks.
 struct DatabaseOptions: ParsableArguments {
     @Option(
         name: .customLong("database-url"),
@@ -21,13 +24,13 @@ struct DatabaseOptions: ParsableArguments {
     )
     var databaseURL: String?
 
-    @Option(help: "Database connections in the pool. Env: COUNTERSIGN_DB_POOL_SIZE.")
+    @Option(parsing: .unconditional, help: "Database connections in the pool. Env: COUNTERSIGN_DB_POOL_SIZE.")
     var poolSize: Int = Environment.int("COUNTERSIGN_DB_POOL_SIZE") ?? 6
 
-    @Option(help: "Statement timeout in milliseconds. Env: COUNTERSIGN_DB_STATEMENT_TIMEOUT_MS.")
+    @Option(parsing: .unconditional, help: "Statement timeout in milliseconds. Env: COUNTERSIGN_DB_STATEMENT_TIMEOUT_MS.")
     var statementTimeoutMs: Int = Environment.int("COUNTERSIGN_DB_STATEMENT_TIMEOUT_MS") ?? 5000
 
-    @Option(help: "Longest wait for a free pool connection, in milliseconds. Env: COUNTERSIGN_DB_ACQUIRE_TIMEOUT_MS.")
+    @Option(parsing: .unconditional, help: "Longest wait for a free pool connection, in milliseconds. Env: COUNTERSIGN_DB_ACQUIRE_TIMEOUT_MS.")
     var acquireTimeoutMs: Int = Environment.int("COUNTERSIGN_DB_ACQUIRE_TIMEOUT_MS") ?? 5000
 
     @Option(help: "Directory of the NNNN_name.sql migration files. Env: COUNTERSIGN_MIGRATIONS_DIR.")
@@ -83,10 +86,10 @@ struct DatabaseOptions: ParsableArguments {
 
 /// How the service records decisions and for how long it keeps them: `serve` and `dev`.
 struct RecordingOptions: ParsableArguments {
-    @Option(help: "Decision batches committed at once at most (group commit), each on its own connection; another writer joins only when 16 decisions are waiting. Env: COUNTERSIGN_DECISION_WRITERS.")
+    @Option(parsing: .unconditional, help: "Decision batches committed at once at most (group commit), each on its own connection; another writer joins only when 16 decisions are waiting. Env: COUNTERSIGN_DECISION_WRITERS.")
     var decisionWriters: Int = Environment.int("COUNTERSIGN_DECISION_WRITERS") ?? 2
 
-    @Option(help: "Days decision records and ended sessions are kept; 0 keeps them for ever. Env: COUNTERSIGN_RETENTION_DAYS.")
+    @Option(parsing: .unconditional, help: "Days decision records and ended sessions are kept; 0 keeps them for ever. Env: COUNTERSIGN_RETENTION_DAYS.")
     var retentionDays: Int = Environment.int("COUNTERSIGN_RETENTION_DAYS") ?? 90
 
     func validate() throws {
@@ -137,7 +140,7 @@ struct HTTPOptions: ParsableArguments {
     @Option(help: "Address to listen on. Env: COUNTERSIGN_HOST.")
     var host: String = Environment.string("COUNTERSIGN_HOST") ?? "127.0.0.1"
 
-    @Option(help: "Port to listen on. Env: COUNTERSIGN_PORT.")
+    @Option(parsing: .unconditional, help: "Port to listen on. Env: COUNTERSIGN_PORT.")
     var port: Int = Environment.int("COUNTERSIGN_PORT") ?? 8080
 
     @Option(
@@ -150,10 +153,10 @@ struct HTTPOptions: ParsableArguments {
     )
     var masterKeyFile: String?
 
-    @Option(help: "Largest request body in bytes. Env: COUNTERSIGN_MAX_BODY_BYTES.")
+    @Option(parsing: .unconditional, help: "Largest request body in bytes. Env: COUNTERSIGN_MAX_BODY_BYTES.")
     var maxBodyBytes: Int = Environment.int("COUNTERSIGN_MAX_BODY_BYTES") ?? 1 << 20
 
-    @Option(help: "Seconds a verified API key is trusted before the database is asked again. Env: COUNTERSIGN_API_KEY_CACHE_SECONDS.")
+    @Option(parsing: .unconditional, help: "Seconds a verified API key is trusted before the database is asked again. Env: COUNTERSIGN_API_KEY_CACHE_SECONDS.")
     var apiKeyCacheSeconds: Double = Environment.double("COUNTERSIGN_API_KEY_CACHE_SECONDS") ?? 2
 
     func validate() throws {
