@@ -99,6 +99,47 @@ struct DurabilityTests {
     }
 }
 
+extension DurabilityTests {
+    /// A database that answers but takes no writes (a failover to a standby not yet promoted, a
+    /// full disk) cannot record a decision either: that is the same 503 as a database away, and
+    /// no secret, not an internal error.
+    @Test func aDatabaseTakingNoWritesMeans503AndNoSecret() async throws {
+        let cluster = try TestDatabase.privateCluster()
+        let url = try cluster.start()
+        defer { try? cluster.stop() }
+        let superuser = PostgresPool(configuration: PostgresConfiguration(connectionString: url, poolSize: 1))
+        var configuration = try await TestService.configuration(databaseURL: url)
+        configuration.apiKeyCacheTTL = .seconds(600)
+        try await TestService.run(configuration: configuration) { api in
+            let tenant = try await api.tenant()
+            _ = try await api.credential(tenant, password: "must-not-leak-read-only")
+            try await api.releasePolicy(tenant, then: #""persistence": "none""#)
+            let session = try await api.session(tenant)
+            #expect(try await api.decided(tenant, session: session).credentialPassword == "must-not-leak-read-only")
+
+            try await superuser.withConnection { connection in
+                try connection.simpleQuery("ALTER SYSTEM SET default_transaction_read_only = on")
+                try connection.simpleQuery("SELECT pg_reload_conf()")
+            }
+            // Every connection reads the configuration again before its next statement.
+            try await Task.sleep(for: .milliseconds(300))
+            for task in 0..<3 {
+                let reply = try await api.decide(tenant, session: session, ChallengeBody(taskId: "read-only-\(task)"))
+                #expect(reply.status == 503 && reply.errorCode == "database_unavailable", "\(reply)")
+                #expect(!reply.text.contains("must-not-leak-read-only"))
+            }
+
+            try await superuser.withConnection { connection in
+                try connection.simpleQuery("ALTER SYSTEM RESET default_transaction_read_only")
+                try connection.simpleQuery("SELECT pg_reload_conf()")
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(try await api.decided(tenant, session: session, taskId: "writable").credentialPassword == "must-not-leak-read-only")
+        }
+        await superuser.close()
+    }
+}
+
 /// Keeps every log line, rendered with its metadata, in memory. A value, as log handlers are:
 /// metadata set on one logger (one request's) stays on that logger.
 struct RecordingLogHandler: LogHandler {
