@@ -58,12 +58,14 @@ public struct CredentialStore: Sendable {
     /// exists, that one updated in place (same id, history and counters; a changed secret
     /// resets its counters and unblocks it). Returns the credential and whether it is new.
     public func save(tenantID: UUID, _ input: Input, actor: String) async throws -> (credential: Credential, created: Bool) {
-        try await save(tenantID: tenantID, input, actor: actor, rememberFor: nil)
+        try await save(tenantID: tenantID, input, actor: actor, submittedIn: nil)
     }
 
     /// Saves a credential a client submitted for `space` with `persistence`: `forSession`
     /// credentials belong to the session, which remembers them for the space; `permanent` ones
-    /// to the client; `synchronizable` ones to the tenant. `none` must not come here.
+    /// to the client; `synchronizable` ones to the tenant. `none` must not come here. Whatever the
+    /// persistence, the session must still be live when the credential is saved (an instance's
+    /// view of it may be older than an invalidation through another).
     public func submit(
         tenantID: UUID,
         session: Session,
@@ -85,7 +87,7 @@ public struct CredentialStore: Sendable {
             tenantID: tenantID,
             input,
             actor: "client:\(session.clientId)",
-            rememberFor: persistence == .forSession ? (session.id, space.key) : nil
+            submittedIn: (session.id, rememberedFor: persistence == .forSession ? space.key : nil)
         )
     }
 
@@ -93,7 +95,7 @@ public struct CredentialStore: Sendable {
         tenantID: UUID,
         _ input: Input,
         actor: String,
-        rememberFor session: (id: UUID, spaceKey: String)?
+        submittedIn session: (id: UUID, rememberedFor: String?)?
     ) async throws -> (credential: Credential, created: Bool) {
         let key = try await vault.key(for: tenantID)
         let attributes = input.attributes.normalized
@@ -116,14 +118,14 @@ public struct CredentialStore: Sendable {
                 } else {
                     saved = (try Self.insert(tenantID: tenantID, input, attributes: attributes, key: key, actor: actor, on: connection), true)
                 }
-                if let session {
-                    try Self.remember(saved.credential.id, spaceKey: session.spaceKey, sessionID: session.id, on: connection)
+                if let session, let spaceKey = session.rememberedFor {
+                    try Self.remember(saved.credential.id, spaceKey: spaceKey, sessionID: session.id, on: connection)
                 }
                 return saved
             }
         } catch let error as PostgresError where error.isUniqueViolation {
             // Saved concurrently by someone else: now it exists, so this save updates it.
-            return try await save(tenantID: tenantID, input, actor: actor, rememberFor: session)
+            return try await save(tenantID: tenantID, input, actor: actor, submittedIn: session)
         }
     }
 

@@ -78,6 +78,28 @@ struct ClientSubmittedCredentialTests {
         }
     }
 
+    /// Another instance still holds the session as it was before the invalidation: it must not
+    /// store a credential submitted to it, with any persistence, as this one would not.
+    @Test func aSessionInvalidatedThroughAnotherInstanceTakesNoSubmission() async throws {
+        let configuration = try await TestService.configuration()
+        try await TestService.run(configuration: configuration) { first in
+            let tenant = try await first.tenant()
+            try await first.releasePolicy(tenant, then: #""clientPersistences": ["forSession", "permanent", "synchronizable"]"#)
+            let session = try await first.session(tenant)
+            try await TestService.run(configuration: configuration) { second in
+                // The second instance has the session in memory: it answered a challenge in it.
+                _ = try await second.decided(tenant, session: session)
+                #expect(try await first.invalidate(tenant, session: session, mode: "finishTasks").status == 200)
+                for persistence in ["forSession", "permanent", "synchronizable"] {
+                    let submitted = try await second.submit(tenant, session: session, user: "alice", password: "typed", persistence: persistence)
+                    #expect(submitted.status == 409 && submitted.errorCode == "session_invalidated", "\(persistence): \(submitted)")
+                }
+                let list = try await first.call(.get, "/v1/credentials", key: tenant.adminKey)
+                #expect((list["credentials"] as? [Any])?.isEmpty == true, "\(list)")
+            }
+        }
+    }
+
     @Test func noneIsAcceptedAndRememberedNowhere() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()
