@@ -137,10 +137,21 @@ struct CredentialController: Sendable {
         group.patch(":credentialId") { request, context in
             let existing = try await credential(context)
             let input = try await body.decode(UpdateCredential.self, from: request)
-            let attributes = input.applied(to: existing.attributes)
-            try attributes.validate()
+            // Checked here for a quick answer, and again on the attributes the row has when the
+            // store locks it, which the edit applies to so that a concurrent edit of another
+            // field stays.
+            try input.applied(to: existing.attributes).validate()
             try Self.validateSecret(password: input.password, domain: input.domain ?? nil, label: input.label ?? nil)
-            let changes = CredentialStore.Changes(attributes: attributes, domain: input.domain, label: input.label, password: input.password)
+            let changes = CredentialStore.Changes(
+                attributes: { current in
+                    let attributes = input.applied(to: current)
+                    try attributes.validate()
+                    return attributes
+                },
+                domain: input.domain,
+                label: input.label,
+                password: input.password
+            )
             guard let updated = try await credentials.update(tenantID: context.tenantID, id: existing.id, changes, actor: context.actor) else {
                 throw CountersignError(.notFound, "no such credential")
             }

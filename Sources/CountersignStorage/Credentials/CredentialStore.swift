@@ -33,12 +33,20 @@ public struct CredentialStore: Sendable {
 
     /// Changes to a credential; `nil` leaves a field as it is.
     public struct Changes: Sendable {
-        public var attributes: CredentialAttributes?
+        /// Turns the attributes the credential has, read under its row lock, into the new ones (and
+        /// throws for a result that is not valid). An edit, not the new attributes: attributes
+        /// read before the lock would put back what a concurrent update changed meanwhile.
+        public var attributes: (@Sendable (CredentialAttributes) throws -> CredentialAttributes)?
         public var domain: String??
         public var label: String??
         public var password: String?
 
-        public init(attributes: CredentialAttributes? = nil, domain: String?? = nil, label: String?? = nil, password: String? = nil) {
+        public init(
+            attributes: (@Sendable (CredentialAttributes) throws -> CredentialAttributes)? = nil,
+            domain: String?? = nil,
+            label: String?? = nil,
+            password: String? = nil
+        ) {
             self.attributes = attributes
             self.domain = domain
             self.label = label
@@ -412,7 +420,7 @@ public struct CredentialStore: Sendable {
                 sealed = try CredentialSecret(password: password).sealed(with: key, rowID: existing.id)
             }
         }
-        let attributes = (changes.attributes ?? existing.attributes).normalized
+        let attributes = try (changes.attributes?(existing.attributes) ?? existing.attributes).normalized
         let domain = changes.domain ?? existing.domain
         let label = changes.label ?? existing.label
         var details: [String: String] = [:]

@@ -176,6 +176,29 @@ struct AdminCredentialTests {
         }
     }
 
+    @Test func concurrentEditsOfDifferentFieldsAllStay() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let id = try await api.credential(tenant)
+            // Each round edits four attributes at once, one per request: a PATCH says only what it
+            // changes, so none may put back what another changed meanwhile.
+            for round in 1...8 {
+                let edits = [#"{"port": \#(8000 + round)}"#, #"{"realm": "realm-\#(round)"}"#, #"{"path": "/p\#(round)"}"#, #"{"protocol": "proto\#(round)"}"#]
+                try await withThrowingTaskGroup(of: Int.self) { group in
+                    for edit in edits {
+                        group.addTask { try await api.call(.patch, "/v1/credentials/\(id)", key: tenant.adminKey, json: edit).status }
+                    }
+                    for try await status in group { #expect(status == 200) }
+                }
+                let saved = try await api.call(.get, "/v1/credentials/\(id)", key: tenant.adminKey)
+                #expect(saved.int("port") == 8000 + round, "round \(round): \(saved)")
+                #expect(saved.string("realm") == "realm-\(round)", "round \(round): \(saved)")
+                #expect(saved.string("path") == "/p\(round)", "round \(round): \(saved)")
+                #expect(saved.string("protocol") == "proto\(round)", "round \(round): \(saved)")
+            }
+        }
+    }
+
     @Test func badCredentialsAreRefused() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()
