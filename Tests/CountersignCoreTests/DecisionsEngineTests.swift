@@ -324,6 +324,16 @@ struct DecisionsEngineTests {
         #expect(plan.reason.contains("found no credential"))
     }
 
+    @Test func aFullyQualifiedNameFitsTheHostsCredentials() {
+        var fixture = F()
+        fixture.rules = [F.rule("r", then: RuleAction(disposition: .useCredential))]
+        let credential = F.credential(host: "intranet.example.com.")
+        fixture.credentials = [credential]
+        #expect(fixture.decide().credential?.id == credential.id, "a credential saved for the FQDN fits the host")
+        #expect(credential.attributes.fits(F.space(host: "Intranet.Example.com.").normalized))
+        #expect(F.credential(host: "intranet.example.com").attributes.fits(F.space(host: "intranet.example.com.").normalized))
+    }
+
     @Test func proxiesAndOriginsNeverShareCredentials() {
         var fixture = F()
         let origin = F.credential(account: "origin")

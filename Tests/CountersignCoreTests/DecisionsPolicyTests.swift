@@ -104,6 +104,23 @@ struct DecisionsRuleMatchTests {
         #expect(RuleMatch(isProxy: false).matches(F.space().normalized))
     }
 
+    @Test func aFullyQualifiedNameIsTheSameHost() throws {
+        // `www.bank.example.` is the host `www.bank.example` (DNS, and the trust evaluation,
+        // ignore the trailing dot): it must not slip past the rules written for that host to a
+        // later, looser one.
+        let policy = Policy(rules: [
+            PolicyRule(id: "pinned", match: RuleMatch(host: try HostPattern("*.bank.example")), then: RuleAction(disposition: .cancelAuthenticationChallenge)),
+            PolicyRule(id: "exact", match: RuleMatch(host: try HostPattern("api.example.com")), then: RuleAction(disposition: .rejectProtectionSpace)),
+            PolicyRule(id: "anything", match: RuleMatch(), then: RuleAction(disposition: .performDefaultHandling)),
+        ])
+        #expect(policy.rule(for: F.space(host: "www.bank.example."))?.id == "pinned")
+        #expect(policy.rule(for: F.space(host: "WWW.Bank.Example."))?.id == "pinned")
+        #expect(policy.rule(for: F.space(host: "api.example.com."))?.id == "exact")
+        #expect(try HostPattern("*.bank.example").matches("www.bank.example."))
+        #expect(F.space(host: "Intranet.Example.com.").key == F.space().key, "one counter and one memory per host")
+        #expect(F.space(host: "intranet.example.com.").normalized.host == "intranet.example.com")
+    }
+
     @Test func unknownFieldsAndBadValuesAreRefusedWhenDecoding() {
         #expect(throws: CountersignError(.invalidHostPattern, "")) {
             try JSONDecoder().decode(RuleMatch.self, from: Data(#"{"host": "a..b"}"#.utf8))

@@ -67,7 +67,7 @@ public struct ProtectionSpace: Codable, Hashable, Sendable {
     /// compare and key equal.
     public var normalized: ProtectionSpace {
         var space = self
-        space.host = host.lowercasedIfNeeded
+        space.host = Self.foldedHost(host)
         space.protocolName = protocolName?.lowercasedIfNeeded
         space.proxyType = proxyType?.lowercasedIfNeeded
         space.authenticationMethod = method
@@ -92,11 +92,22 @@ public struct ProtectionSpace: Codable, Hashable, Sendable {
             key += plain ? part : part.replacingAll("%", with: "%25").replacingAll("|", with: "%7C")
         }
         append(protocolName?.lowercasedIfNeeded ?? "")
-        append(host.lowercasedIfNeeded)
+        append(Self.foldedHost(host))
         append(String(port))
         append(realm)
         append(method.rawValue)
         return key
+    }
+
+    /// A host as rules, credentials, counters and session memory compare it: case folded, and
+    /// the trailing dot of a fully qualified name dropped. `www.bank.example.` is the host
+    /// `www.bank.example` to DNS and to the trust evaluation (`VerificationHost`); kept, it
+    /// slipped past every rule written for that host (a pinning rule, a refusal) to a looser one.
+    public static func foldedHost(_ host: String) -> String {
+        let lowered = host.lowercasedIfNeeded
+        // A host is never a lone dot, nor ends in two (`HostShape`).
+        guard lowered.utf8.count > 1, lowered.utf8.last == UInt8(ascii: ".") else { return lowered }
+        return String(lowered.dropLast())
     }
 
     /// The most bytes a space's `key` may take: it keys session memory and rejection counters in

@@ -132,10 +132,11 @@ public struct CredentialAttributes: Codable, Hashable, Sendable {
         account = try container.decode(String.self, forKey: .account)
     }
 
-    /// The same attributes with case folded where the keychain ignores it.
+    /// The same attributes with case folded where the keychain ignores it, and the host as
+    /// challenges are compared (`ProtectionSpace.foldedHost`: no trailing dot).
     public var normalized: CredentialAttributes {
         var attributes = self
-        attributes.host = host.lowercased()
+        attributes.host = ProtectionSpace.foldedHost(host)
         attributes.protocolName = protocolName?.lowercased()
         attributes.authenticationMethod = authenticationMethod?.normalized(forProtocol: attributes.protocolName)
         return attributes

@@ -1,6 +1,7 @@
 /// A host glob of a policy rule: `api.example.com`, `*.corp.example.com`, `10.0.0.?`, `*`.
 ///
-/// `*` matches any run of characters, `?` exactly one; matching ignores case. A pattern that
+/// `*` matches any run of characters, `?` exactly one; matching ignores case and the trailing
+/// dot of a fully qualified host name (`ProtectionSpace.foldedHost`). A pattern that
 /// starts with `*.` needs at least one label before the rest: `*.corp.example.com` matches
 /// `a.corp.example.com` and `a.b.corp.example.com`, not `corp.example.com`.
 public struct HostPattern: Hashable, Sendable, CustomStringConvertible {
@@ -33,8 +34,10 @@ public struct HostPattern: Hashable, Sendable, CustomStringConvertible {
         pattern.unicodeScalars.count <= 64 ? pattern : String(String.UnicodeScalarView(pattern.unicodeScalars.prefix(64))) + "…"
     }
 
+    /// Whether `host` matches, its case and a fully qualified name's trailing dot aside
+    /// (`ProtectionSpace.foldedHost`).
     public func matches(_ host: String) -> Bool {
-        Self.glob(lowered[...], Array(host.lowercased().utf8)[...])
+        Self.glob(lowered[...], Array(ProtectionSpace.foldedHost(host).utf8)[...])
     }
 
     /// Iterative glob matching with one backtrack point: linear in practice, never exponential.

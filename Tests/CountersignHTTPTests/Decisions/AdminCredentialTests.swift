@@ -176,6 +176,40 @@ struct AdminCredentialTests {
         }
     }
 
+    @Test func aFullyQualifiedHostIsTheSameHostForRulesCredentialsAndCounters() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let saved = try await api.call(.post, "/v1/credentials", key: tenant.adminKey, json: #"{"host": "Intranet.Example.com.", "account": "svc", "password": "fqdn-secret"}"#)
+            #expect(saved.status == 201)
+            #expect(saved.string("host") == "intranet.example.com")
+            let id = try #require(saved.string("id"))
+            let again = try await api.call(.post, "/v1/credentials", key: tenant.adminKey, json: #"{"host": "intranet.example.com", "account": "svc", "password": "fqdn-secret"}"#)
+            #expect(again.status == 200 && again.string("id") == id, "one keychain key for both spellings: \(again)")
+            let listed = try await api.call(.get, "/v1/credentials?host=INTRANET.example.com.", key: tenant.adminKey)
+            #expect((listed["credentials"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == [id])
+
+            // A rule refusing the host holds for its FQDN too; the catch-all after it does not answer.
+            try await api.policy(
+                tenant,
+                rules: #"[{"id": "refused", "match": {"host": "*.example.com"}, "then": {"disposition": "rejectProtectionSpace"}}, {"id": "all", "match": {}, "then": {"disposition": "useCredential", "credentialId": "\#(id)"}}]"#
+            )
+            let session = try await api.session(tenant)
+            let fqdn = try await api.decided(tenant, session: session, space: Space.basic.with { $0.host = "www.example.com." })
+            #expect(fqdn.string("disposition") == "rejectProtectionSpace", "\(fqdn)")
+            #expect(fqdn.credentialPassword == nil)
+
+            // Rejections under either spelling count on one counter.
+            try await api.releasePolicy(tenant, then: #""maxFailures": 5, "persistence": "none""#)
+            for host in ["intranet.example.com", "intranet.example.com."] {
+                let decision = try await api.decided(tenant, session: session, taskId: host, space: Space.basic.with { $0.host = host })
+                #expect(decision.credentialPassword == "fqdn-secret")
+                try await api.outcome(tenant, decision: try #require(decision.string("decisionId")), "rejected")
+            }
+            let counters = try await api.counters(tenant)
+            #expect(counters.count == 1 && counters.first?["failures"] as? Int == 2, "\(counters)")
+        }
+    }
+
     @Test func concurrentEditsOfDifferentFieldsAllStay() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()
