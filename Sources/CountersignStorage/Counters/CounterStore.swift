@@ -81,11 +81,15 @@ public struct CounterStore: Sendable {
         }
     }
 
-    /// Sets the counter's failures to zero and lifts its block; `nil` when there is no such counter.
+    /// Sets the counter's failures to zero and lifts its block; its next block lasts the rule's
+    /// `blockSeconds` again. `nil` when there is no such counter.
     public func reset(tenantID: UUID, id: UUID, actor: String) async throws -> Entry? {
         try await pool.withTransaction { connection in
             guard let credentialID = try connection.query(
-                "UPDATE rejection_counters SET failures = 0, blocked_until = NULL, updated_at = now() WHERE tenant_id = $1 AND id = $2 RETURNING credential_id",
+                """
+                UPDATE rejection_counters SET failures = 0, blocked_until = NULL, repeated_blocks = 0, updated_at = now()
+                WHERE tenant_id = $1 AND id = $2 RETURNING credential_id
+                """,
                 [.uuid(tenantID), .uuid(id)]
             ).rows.first?.decode("credential_id", as: UUID.self) else { return nil }
             try CredentialHistory.record("counter_reset", credentialID: credentialID, tenantID: tenantID, actor: actor, details: ["counter": id.text], on: connection)

@@ -21,7 +21,7 @@ enum RejectionCounting {
             VALUES ($1, $2, $3, $4, 1, 1, now())
             ON CONFLICT (tenant_id, credential_id, space_key) DO UPDATE SET failures = rc.failures + 1,
                 total_rejections = rc.total_rejections + 1, last_rejection_at = now(), updated_at = now()
-            RETURNING rc.id, rc.failures, rc.blocks, rc.blocked_until > now() AS blocked, rc.blocked_until
+            RETURNING rc.id, rc.failures, rc.repeated_blocks, rc.blocked_until > now() AS blocked, rc.blocked_until
             """,
             [.uuid(UUID.random()), .uuid(tenantID), .uuid(credentialID), .text(spaceKey)]
         ).rows[0]
@@ -38,10 +38,12 @@ enum RejectionCounting {
         guard let maxFailures, failures >= maxFailures, !alreadyBlocked else {
             return .init(failures: failures, maxFailures: maxFailures, blockedUntil: alreadyBlocked ? try counter.decode("blocked_until") : nil)
         }
-        let seconds = schedule.duration(afterEarlierBlocks: try counter.decode("blocks"))
+        // Grown by the blocks since the last accepted outcome, reset or new secret, not by every
+        // block the counter ever had (migrations/0016_blocks_growing_in_a_row.sql).
+        let seconds = schedule.duration(afterEarlierBlocks: try counter.decode("repeated_blocks"))
         let blockedUntil: Date = try connection.query(
             """
-            UPDATE rejection_counters SET blocked_until = now() + make_interval(secs => $2), blocks = blocks + 1,
+            UPDATE rejection_counters SET blocked_until = now() + make_interval(secs => $2), blocks = blocks + 1, repeated_blocks = repeated_blocks + 1,
                 last_blocked_at = now(), updated_at = now()
             WHERE id = $1 RETURNING blocked_until
             """,

@@ -448,7 +448,10 @@ public struct CredentialStore: Sendable {
         if secretChanged {
             details["secret"] = "changed"
             let unblocked = try connection.execute(
-                "UPDATE rejection_counters SET failures = 0, blocked_until = NULL, updated_at = now() WHERE credential_id = $1 AND (failures > 0 OR blocked_until IS NOT NULL)",
+                """
+                UPDATE rejection_counters SET failures = 0, blocked_until = NULL, repeated_blocks = 0, updated_at = now()
+                WHERE credential_id = $1 AND (failures > 0 OR blocked_until IS NOT NULL OR repeated_blocks > 0)
+                """,
                 [.uuid(existing.id)]
             )
             if unblocked > 0 { details["counters"] = "reset" }

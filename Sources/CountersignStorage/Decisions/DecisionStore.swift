@@ -164,7 +164,10 @@ public struct DecisionStore: Sendable {
             try Self.holdsReleasedSecret(credentialID, releasedAt: try row.decode("tenant_version"), on: connection)
         {
             try connection.execute(
-                "UPDATE rejection_counters SET failures = 0, updated_at = now() WHERE tenant_id = $1 AND credential_id = $2 AND space_key = $3 AND failures > 0",
+                """
+                UPDATE rejection_counters SET failures = 0, repeated_blocks = 0, updated_at = now()
+                WHERE tenant_id = $1 AND credential_id = $2 AND space_key = $3 AND (failures > 0 OR repeated_blocks > 0)
+                """,
                 [.uuid(tenantID), .uuid(credentialID), .text(try row.decode("space_key"))]
             )
         }

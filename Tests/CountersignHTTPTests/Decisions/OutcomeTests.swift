@@ -361,6 +361,51 @@ struct OutcomeTests {
         }
     }
 
+    /// As Keycloak's wait increment: blocks grow while rejections keep coming, and start again
+    /// from `blockSeconds` once the credential is accepted, its counter reset or its secret changed.
+    @Test func blocksStopGrowingOnceAcceptedResetOrGivenANewSecret() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let credential = try await api.credential(tenant, password: "first")
+            try await api.releasePolicy(tenant, then: #""maxFailures": 1, "persistence": "none", "blockSeconds": 4, "blockIncrementSeconds": 100, "maxBlockSeconds": 1000"#)
+            let session = try await api.session(tenant)
+            /// Rejects a fresh release and says how long the block it caused lasts.
+            @Sendable func blockAfterRejecting(_ decision: String? = nil) async throws -> TimeInterval {
+                var id = decision
+                if id == nil { id = try await api.decided(tenant, session: session).string("decisionId") }
+                let rejected = try await api.outcome(tenant, decision: try #require(id), "rejected")
+                let until = try SessionTests.date(Self.counter(rejected)?["blockedUntil"])
+                let blockedAt = try SessionTests.date(try #require(try await api.counters(tenant).first)["lastBlockedAt"])
+                return until.timeIntervalSince(blockedAt)
+            }
+            func resetCounter() async throws {
+                let counter = try #require(try await api.counters(tenant).first?["id"] as? String)
+                #expect(try await api.call(.post, "/v1/counters/\(counter)/reset", key: tenant.adminKey).status == 200)
+            }
+
+            #expect(abs(try await blockAfterRejecting() - 4) < 1)
+            try await resetCounter()
+            #expect(abs(try await blockAfterRejecting() - 4) < 1, "an admin's reset starts the schedule again")
+
+            #expect(try await api.call(.patch, "/v1/credentials/\(credential)", key: tenant.adminKey, json: ["password": "second"]).status == 200)
+            #expect(abs(try await blockAfterRejecting() - 4) < 1, "a new secret is not blocked longer for the old one's blocks")
+
+            // Two releases before the block: one is rejected, the other then accepted.
+            try await resetCounter()
+            let rejectedLater = try #require(try await api.decided(tenant, session: session, taskId: "a").string("decisionId"))
+            let accepted = try #require(try await api.decided(tenant, session: session, taskId: "b").string("decisionId"))
+            #expect(abs(try await blockAfterRejecting() - 4) < 1)
+            try await api.outcome(tenant, decision: accepted, "accepted", upstreamStatus: 200)
+            try await Task.sleep(for: .milliseconds(4200))
+            #expect(abs(try await blockAfterRejecting(rejectedLater) - 4) < 1, "an accepted outcome starts the schedule again")
+
+            // Without any of those, blocks still grow.
+            try await Task.sleep(for: .milliseconds(4200))
+            #expect(abs(try await blockAfterRejecting() - 104) < 1)
+            #expect(try await api.counters(tenant).first?["blocks"] as? Int == 6, "blocks counts them all")
+        }
+    }
+
     /// Most releases of a `forSession` credential come from the session's memory: they block by
     /// the rule's schedule too, not by the default five minutes.
     @Test func aCredentialServedFromTheSessionBlocksByItsRulesSchedule() async throws {
