@@ -50,8 +50,10 @@ public struct CounterStore: Sendable {
         }
     }
 
-    /// One page of counters, most recent rejection first, and the cursor of the next page;
-    /// `blocked` keeps only those blocking now (true) or not (false).
+    /// One page of counters, newest first, and the cursor of the next page; `blocked` keeps only
+    /// those blocking now (true) or not (false). Ordered by when each counter was created, which
+    /// never changes: by its last rejection, which every rejection moves, a counter rejected while
+    /// an admin paged jumped ahead of the cursor and came on no page.
     public func list(
         tenantID: UUID,
         credentialID: UUID? = nil,
@@ -64,7 +66,7 @@ public struct CounterStore: Sendable {
                 let rows = try Self.rows(
                     where: """
                         rc.tenant_id = $1 AND ($2::uuid IS NULL OR rc.credential_id = $2::uuid) AND ($3::boolean IS NULL OR coalesce(rc.blocked_until > now(), false) = $3::boolean)
-                          AND ($4::timestamptz IS NULL OR (coalesce(rc.last_rejection_at, '-infinity'), rc.id) < ($4::timestamptz, $5::uuid))
+                          AND ($4::timestamptz IS NULL OR (rc.created_at, rc.id) < ($4::timestamptz, $5::uuid))
                         """,
                     [.uuid(tenantID), PostgresValue(credentialID), blocked.map(PostgresValue.bool) ?? .null, PostgresValue(position?.at), PostgresValue(position?.id)],
                     limit: limit + 1,
@@ -102,8 +104,8 @@ public struct CounterStore: Sendable {
         try rows(where: condition, parameters, on: connection).map(entry(from:))
     }
 
-    /// The counters `condition` selects, most recent rejection first (counters without one
-    /// last), each with `cursor_at`, the time a page cursor carries.
+    /// The counters `condition` selects, newest first, each with `cursor_at`, the time a page
+    /// cursor carries.
     static func rows(where condition: String, _ parameters: [PostgresValue], limit: Int? = nil, on connection: PostgresConnection) throws -> [PostgresRow] {
         let limitClause = limit == nil ? "" : "LIMIT $\(parameters.count + 1)"
         return try connection.query(
@@ -114,10 +116,10 @@ public struct CounterStore: Sendable {
                     'lastRejectionAt', to_char(cc.last_rejection_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
                     ORDER BY cc.last_rejection_at DESC)
                     FROM rejection_counter_clients cc WHERE cc.counter_id = rc.id), '[]')::text AS clients,
-                coalesce(rc.last_rejection_at, '-infinity')::text AS cursor_at
+                rc.created_at::text AS cursor_at
             FROM rejection_counters rc JOIN credentials c ON c.id = rc.credential_id
             WHERE \(condition)
-            ORDER BY coalesce(rc.last_rejection_at, '-infinity') DESC, rc.id DESC
+            ORDER BY rc.created_at DESC, rc.id DESC
             \(limitClause)
             """,
             parameters + (limit.map { [.int($0)] } ?? [])

@@ -75,9 +75,35 @@ struct CounterTests {
             let (counters, pages) = try await api.allPages("/v1/counters", "counters", key: tenant.adminKey, limit: 2)
             let seen = counters.compactMap { ($0["protectionSpace"] as? String)?.split(separator: "|").dropLast().last.map(String.init) }
             #expect(pages == 3)
-            #expect(seen == realms.reversed(), "most recent rejection first, each counter once")
+            #expect(seen == realms.reversed(), "newest first, each counter once")
             #expect(try await api.call(.get, "/v1/counters?cursor=bogus", key: tenant.adminKey).errorCode == "invalid_query")
             #expect(try await api.call(.get, "/v1/counters?limit=0", key: tenant.adminKey).errorCode == "invalid_query")
+        }
+    }
+
+    /// Counters change while an admin pages through them (the fleet keeps rejecting): a counter
+    /// rejected again after the first page must still come, once, on a later one.
+    @Test func aCounterRejectedWhilePagingIsListedOnce() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            _ = try await api.credential(tenant)
+            try await api.releasePolicy(tenant, then: #""maxFailures": 100, "persistence": "none""#)
+            let session = try await api.session(tenant)
+            func reject(_ realm: String) async throws {
+                let decision = try #require(try await api.decided(tenant, session: session, taskId: UUID().uuidString, space: Space.basic.with { $0.realm = realm }).string("decisionId"))
+                try await api.outcome(tenant, decision: decision, "rejected")
+            }
+            for realm in ["A", "B", "C"] { try await reject(realm) }
+            let first = try await api.call(.get, "/v1/counters?limit=1", key: tenant.adminKey)
+            var seen = try #require(first["counters"] as? [[String: Any]]).compactMap { $0["id"] as? String }
+            var cursor = first.string("nextCursor")
+            try await reject("A")
+            while let next = cursor {
+                let page = try await api.call(.get, "/v1/counters?limit=1&cursor=\(next)", key: tenant.adminKey)
+                seen += try #require(page["counters"] as? [[String: Any]]).compactMap { $0["id"] as? String }
+                cursor = page.string("nextCursor")
+            }
+            #expect(seen.count == 3 && Set(seen).count == 3, "every counter once: \(seen)")
         }
     }
 
