@@ -27,10 +27,12 @@ public final class DecisionStateCache: Sendable {
         self.tenantTTL = tenantTTL
     }
 
-    public func tenant(_ tenantID: UUID) async throws -> DecisionStateStore.TenantState {
+    /// The tenant's state; `fresh` reads it from the database whatever is cached, for answers
+    /// that must be as new as the request (explain) without dropping what decisions use.
+    public func tenant(_ tenantID: UUID, fresh: Bool = false) async throws -> DecisionStateStore.TenantState {
         let now = ContinuousClock.now
         let (cached, forgets) = tenants.withLock { ($0.values[tenantID], $0.forgets) }
-        if let cached, now - cached.loadedAt < tenantTTL { return cached.state }
+        if !fresh, let cached, now - cached.loadedAt < tenantTTL { return cached.state }
         guard let state = try await store.tenantState(tenantID) else {
             throw CountersignError(.notFound, "no such tenant")
         }
@@ -38,10 +40,10 @@ public final class DecisionStateCache: Sendable {
         return state
     }
 
-    /// The session if it belongs to the tenant; `not_found` otherwise.
-    public func session(_ sessionID: UUID, tenantID: UUID) async throws -> DecisionStateStore.SessionState {
+    /// The session if it belongs to the tenant; `not_found` otherwise. `fresh` as for `tenant`.
+    public func session(_ sessionID: UUID, tenantID: UUID, fresh: Bool = false) async throws -> DecisionStateStore.SessionState {
         let (cached, forgets) = sessions.withLock { ($0.values[sessionID], $0.forgets) }
-        if let cached, cached.session.tenantID == tenantID { return cached }
+        if !fresh, let cached, cached.session.tenantID == tenantID { return cached }
         guard let state = try await store.sessionState(tenantID: tenantID, sessionID: sessionID) else {
             throw CountersignError(.notFound, "no such session")
         }

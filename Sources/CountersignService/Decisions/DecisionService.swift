@@ -120,12 +120,13 @@ public struct DecisionService: Sendable {
             // The explain body holds the challenge as its member `challenge`.
             throw error.within("challenge")
         }
-        cache.forgetTenant(tenantID)
-        let tenant = try await cache.tenant(tenantID)
+        // Fresh state, read without forgetting the cached one: a forget makes every state read
+        // meanwhile, any tenant's, unfit to keep (`CachedStates`), so explain traffic would
+        // keep the caches of every tenant from filling.
+        let tenant = try await cache.tenant(tenantID, fresh: true)
         var session: DecisionStateStore.SessionState?
         if let sessionID {
-            cache.forgetSession(sessionID)
-            var state = try await cache.session(sessionID, tenantID: tenantID)
+            var state = try await cache.session(sessionID, tenantID: tenantID, fresh: true)
             if !state.session.isActive(at: Date()) {
                 // An ended session remembers nothing and holds no credentials, even before the
                 // sweep has dropped what it had.
