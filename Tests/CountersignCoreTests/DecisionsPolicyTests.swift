@@ -45,6 +45,40 @@ struct DecisionsHostPatternTests {
         #expect(throws: CountersignError(.invalidHostPattern, "")) { try HostPattern(pattern) }
     }
 
+    /// A host never carries a port, scheme or path: a glob that does can match no challenge, so
+    /// a rule written with one would silently never apply.
+    @Test(arguments: ["example.com:443", "*.example.com:8443", "10.0.0.1:8080", "intranet:80", "*:443x", "example.com:*"])
+    func refusesGlobsWithAPort(pattern: String) {
+        #expect(throws: CountersignError(.invalidHostPattern, "")) { try HostPattern(pattern) }
+    }
+
+    @Test(arguments: [("::1", "::1"), ("fe80::*", "fe80::1"), ("::ffff:10.0.0.?", "::ffff:10.0.0.7"), ("*:443", "2001:db8::443")])
+    func takesUnbracketedIPv6Globs(pattern: String, host: String) throws {
+        #expect(try HostPattern(pattern).matches(host))
+    }
+
+    @Test func aBadGlobInAPolicyNamesTheRuleAndField() throws {
+        let json = #"{"rules": [{"id": "ok", "match": {}, "then": {"disposition": "rejectProtectionSpace"}}, {"id": "r", "match": {"host": "example.com:443"}, "then": {"disposition": "rejectProtectionSpace"}}]}"#
+        do {
+            _ = try JSONDecoder().decode(Policy.self, from: Data(json.utf8))
+            Issue.record("a glob with a port was taken")
+        } catch let error as CountersignError {
+            #expect(error.code == .invalidHostPattern)
+            #expect(error.message.contains("'rules[1].match.host'"), "\(error.message)")
+        }
+    }
+
+    /// `?` is one character of the host, not one byte of its UTF-8: `ü` is two bytes.
+    @Test(arguments: [("b?cher.example", "bücher.example"), ("??.example", "日本.example"), ("*.?.example", "a.ß.example")])
+    func aQuestionMarkIsOneCharacter(pattern: String, host: String) throws {
+        #expect(try HostPattern(pattern).matches(host))
+    }
+
+    @Test(arguments: [("b??cher.example", "bücher.example"), ("????.example", "日本.example")])
+    func aQuestionMarkIsNotOneByte(pattern: String, host: String) throws {
+        #expect(try !HostPattern(pattern).matches(host))
+    }
+
     @Test func refusesOverlongGlobs() {
         #expect(throws: CountersignError(.invalidHostPattern, "")) { try HostPattern(String(repeating: "a", count: 254)) }
         #expect(throws: Never.self) { try HostPattern(String(repeating: "a", count: 253)) }

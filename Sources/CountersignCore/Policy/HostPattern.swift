@@ -1,6 +1,7 @@
 /// A host glob of a policy rule: `api.example.com`, `*.corp.example.com`, `10.0.0.?`, `*`.
 ///
-/// `*` matches any run of characters, `?` exactly one; matching ignores case and the trailing
+/// `*` matches any run of characters, `?` exactly one (a Unicode scalar of a non-ASCII host,
+/// not a byte of its UTF-8); matching ignores case and the trailing
 /// dot of a fully qualified host name (`ProtectionSpace.foldedHost`). A pattern that
 /// starts with `*.` needs at least one label before the rest: `*.corp.example.com` matches
 /// `a.corp.example.com` and `a.b.corp.example.com`, not `corp.example.com`.
@@ -23,8 +24,33 @@ public struct HostPattern: Hashable, Sendable, CustomStringConvertible {
                 "'\(Self.quoted(pattern))' is not a host glob: no '**', no leading, trailing or double '.', and brackets only around a whole IPv6 address"
             )
         }
+        guard Self.canNameAHost(lowered) else {
+            throw CountersignError(
+                .invalidHostPattern,
+                "'\(Self.quoted(pattern))' is not a host glob: a host has no port, scheme or path, and ':' outside brackets belongs only to an IPv6 address (hex digits, ':', then maybe a dotted IPv4 tail)"
+            )
+        }
         self.pattern = pattern
         self.lowered = lowered
+    }
+
+    /// Whether a glob with `:` outside brackets could still match a host. Challenges name
+    /// their port apart, so the only host with a `:` is an unbracketed IPv6 address: hex
+    /// digits and colons, a dotted IPv4 tail only after the last colon. `example.com:443` or
+    /// `10.0.0.1:8080` would be taken and then never match anything.
+    private static func canNameAHost(_ lowered: [UInt8]) -> Bool {
+        guard lowered.first != UInt8(ascii: "["), let lastColon = lowered.lastIndex(of: UInt8(ascii: ":")) else { return true }
+        let beforeLastColon = lowered[..<lastColon]
+        return !beforeLastColon.contains(UInt8(ascii: ".")) && lowered.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"):
+                true
+            case UInt8(ascii: ":"), UInt8(ascii: "."), UInt8(ascii: "*"), UInt8(ascii: "?"):
+                true
+            default:
+                false
+            }
+        }
     }
 
     public var description: String { pattern }
@@ -37,19 +63,26 @@ public struct HostPattern: Hashable, Sendable, CustomStringConvertible {
     /// Whether `host` matches, its case and a fully qualified name's trailing dot aside
     /// (`ProtectionSpace.foldedHost`).
     public func matches(_ host: String) -> Bool {
-        Self.glob(lowered[...], Array(ProtectionSpace.foldedHost(host).utf8)[...])
+        let host = ProtectionSpace.foldedHost(host)
+        if host.utf8.allSatisfy({ $0 < 0x80 }) {
+            return Self.glob(lowered, Array(host.utf8), any: UInt8(ascii: "?"), run: UInt8(ascii: "*"))
+        }
+        // `?` is one character of the host, counted as Unicode scalars as every length of the
+        // API is: over UTF-8 bytes, `b?cher` missed `bücher` and `b??cher` matched it.
+        return Self.glob(lowered.map(Unicode.Scalar.init), Array(host.unicodeScalars), any: "?", run: "*")
     }
 
     /// Iterative glob matching with one backtrack point: linear in practice, never exponential.
-    private static func glob(_ pattern: ArraySlice<UInt8>, _ text: ArraySlice<UInt8>) -> Bool {
+    /// `any` (`?`) matches one element of `text`, `run` (`*`) one or more.
+    private static func glob<Element: Equatable>(_ pattern: [Element], _ text: [Element], any: Element, run: Element) -> Bool {
         var p = pattern.startIndex
         var t = text.startIndex
         var star: (p: Int, t: Int)?
         while t < text.endIndex {
-            if p < pattern.endIndex, pattern[p] == UInt8(ascii: "?") || pattern[p] == text[t] {
+            if p < pattern.endIndex, pattern[p] == any || pattern[p] == text[t] {
                 p += 1
                 t += 1
-            } else if p < pattern.endIndex, pattern[p] == UInt8(ascii: "*") {
+            } else if p < pattern.endIndex, pattern[p] == run {
                 // A star must eat at least one character: `*.example.com` needs a label.
                 star = (p, t + 1)
                 p += 1
@@ -71,7 +104,13 @@ public struct HostPattern: Hashable, Sendable, CustomStringConvertible {
 
 extension HostPattern: Codable {
     public init(from decoder: any Decoder) throws {
-        try self.init(try decoder.singleValueContainer().decode(String.self))
+        do {
+            try self.init(try decoder.singleValueContainer().decode(String.self))
+        } catch let error as CountersignError {
+            // Named by its place in the body (`'rules[3].match.host'`): in a policy of many
+            // rules, the glob alone does not say which rule to fix.
+            throw CountersignError(error.code, "\(FieldPath(decoder.codingPath)): \(error.message)")
+        }
     }
 
     public func encode(to encoder: any Encoder) throws {

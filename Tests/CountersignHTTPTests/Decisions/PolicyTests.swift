@@ -69,6 +69,7 @@ struct PolicyTests {
                 (#"[{"id": "r", "priority": 1, "match": {}, "then": {"disposition": "rejectProtectionSpace"}}]"#, "unknown_field"),
                 (#"[{"id": "r", "match": {"host": "**.example.com"}, "then": {"disposition": "rejectProtectionSpace"}}]"#, "invalid_host_pattern"),
                 (#"[{"id": "r", "match": {"host": "a b"}, "then": {"disposition": "rejectProtectionSpace"}}]"#, "invalid_host_pattern"),
+                (#"[{"id": "r", "match": {"host": "example.com:443"}, "then": {"disposition": "rejectProtectionSpace"}}]"#, "invalid_host_pattern"),
                 (#"[{"id": "r", "match": {}, "then": {"disposition": "useCredential", "credentialId": "\#(UUID())"}}]"#, "unknown_credential_reference"),
                 (#"[{"id": "r", "match": {}, "then": {"disposition": "useCredential", "credentialId": "\#(submitted)"}}]"#, "unknown_credential_reference"),
                 (#"[{"id": "r", "match": {}, "then": {"disposition": "allow"}}]"#, "invalid_enum_value"),
