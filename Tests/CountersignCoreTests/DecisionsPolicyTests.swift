@@ -165,6 +165,34 @@ struct DecisionsRuleMatchTests {
     }
 }
 
+@Suite("Policy validation codes")
+struct PolicyValidationCodeTests {
+    static func validate(_ action: RuleAction, match: RuleMatch = RuleMatch()) throws {
+        try Policy(rules: [PolicyRule(id: "r", match: match, then: action)]).validate { _ in true }
+    }
+
+    /// openapi.yaml (`replacePolicy`): a member outside its own limits is `invalid_field` named by
+    /// its path, as in every request; what only a policy says is `invalid_policy`.
+    @Test func aValueOutOfItsRangeIsInvalidFieldNamedByItsPath() {
+        do {
+            try Self.validate(RuleAction(disposition: .useCredential, maxFailures: 0))
+            Issue.record("maxFailures 0 was taken")
+        } catch let error as CountersignError {
+            #expect(error.code == .invalidField)
+            #expect(error.message.hasPrefix("'rules[0].then.maxFailures'"), "\(error.message)")
+        } catch {
+            Issue.record("\(error)")
+        }
+        #expect(throws: CountersignError(.invalidField, "")) { try Self.validate(RuleAction(disposition: .rejectProtectionSpace), match: RuleMatch(port: 70_000)) }
+    }
+
+    @Test func whatOnlyAPolicySaysIsInvalidPolicy() {
+        #expect(throws: CountersignError(.invalidPolicy, "")) { try Self.validate(RuleAction(disposition: .rejectProtectionSpace), match: RuleMatch(methods: [])) }
+        #expect(throws: CountersignError(.invalidPolicy, "")) { try Self.validate(RuleAction(disposition: .useCredential, blockSeconds: 600, maxBlockSeconds: 300)) }
+        #expect(throws: CountersignError(.invalidPolicy, "")) { try Self.validate(RuleAction(disposition: .useCredential, credentialId: "not-a-uuid")) }
+    }
+}
+
 @Suite("Block schedules")
 struct DecisionsBlockScheduleTests {
     @Test func aFixedBlock() {
