@@ -165,6 +165,47 @@ struct DecisionsRuleMatchTests {
     }
 }
 
+/// Apple's `URLProtectionSpace`: a proxy space has a nil `protocol` and its type in `proxyType`,
+/// and port 0 is "the default port for the protocol" (80 for http, 443 for https).
+@Suite("Protection spaces as Apple builds them")
+struct AppleProtectionSpaceTests {
+    typealias F = EngineFixture
+
+    /// What URLSession forwards for a 407 from an http proxy.
+    static func appleProxySpace(method: AuthenticationMethod = .default) -> ProtectionSpace {
+        ProtectionSpace(host: "proxy.example.com", port: 8080, protocolName: nil, realm: "Proxy", authenticationMethod: method, isProxy: true, proxyType: "http")
+    }
+
+    /// What a forwarded raw 407 from the same proxy becomes (`RawResponseContext`).
+    static func rawResponseProxySpace() -> ProtectionSpace {
+        ProtectionSpace(host: "proxy.example.com", port: 8080, protocolName: "http", realm: "Proxy", authenticationMethod: .httpBasic, isProxy: true, proxyType: "http")
+    }
+
+    @Test func oneProxyHasOneKeyHoweverItsChallengeArrives() {
+        #expect(Self.appleProxySpace().key == Self.rawResponseProxySpace().key)
+        #expect(Self.appleProxySpace(method: .httpBasic).key == Self.rawResponseProxySpace().key)
+    }
+
+    @Test func aRuleAndACredentialForAProxysProtocolFitApplesProxySpace() throws {
+        let match = RuleMatch(protocolName: "http", methods: [.httpBasic], isProxy: true)
+        #expect(match.matches(Self.appleProxySpace().normalized))
+        let attributes = CredentialAttributes(host: "proxy.example.com", protocolName: "http", authenticationMethod: .httpBasic, isProxy: true, account: "p")
+        #expect(attributes.fits(Self.appleProxySpace().normalized))
+    }
+
+    @Test func portZeroIsTheProtocolsDefaultPort() {
+        let zero = F.space(port: 0)
+        #expect(zero.key == F.space(port: 443).key)
+        #expect(F.space(port: 0, protocolName: "http").key == F.space(port: 80, protocolName: "http").key)
+        #expect(RuleMatch(port: 443).matches(zero.normalized))
+        #expect(CredentialAttributes(host: "intranet.example.com", port: 443, protocolName: "https", account: "a").fits(zero.normalized))
+        #expect(CredentialAttributes(host: "intranet.example.com", port: 0, protocolName: "https", account: "a").fits(F.space(port: 443).normalized))
+        // Without a protocol there is no default to read 0 as.
+        #expect(F.space(port: 0, protocolName: nil).key != F.space(port: 443, protocolName: nil).key)
+        #expect(!RuleMatch(port: 443).matches(F.space(port: 0, protocolName: "securitycheck").normalized))
+    }
+}
+
 @Suite("Policy validation codes")
 struct PolicyValidationCodeTests {
     static func validate(_ action: RuleAction, match: RuleMatch = RuleMatch()) throws {

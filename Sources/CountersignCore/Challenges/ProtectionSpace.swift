@@ -60,15 +60,36 @@ public struct ProtectionSpace: Codable, Hashable, Sendable {
         serverTrust = try container.decodeIfPresent(ServerTrustInput.self, forKey: .serverTrust)
     }
 
-    /// The method with `Default` folded into Basic for HTTP(S).
-    public var method: AuthenticationMethod { authenticationMethod.normalized(forProtocol: protocolName) }
+    /// The method with `Default` folded into Basic for HTTP(S), a proxy's type included.
+    public var method: AuthenticationMethod { authenticationMethod.normalized(forProtocol: scheme) }
+
+    /// The protocol the space speaks, lower-cased. Apple's proxy spaces
+    /// (`URLProtectionSpace(proxyHost:port:type:...)`) have a nil `protocol` and carry it in
+    /// `proxyType`, where a forwarded raw 407 names it in both: read from `protocol` alone, one
+    /// proxy had two keys (two counters, two memories), and a rule or credential for its
+    /// protocol, or `Default` as Basic, fitted only one of them.
+    var scheme: String? {
+        (protocolName ?? (isProxy ? proxyType : nil))?.lowercasedIfNeeded
+    }
+
+    /// The port, with Apple's 0 ("the default port for the protocol") read as that port: port 0
+    /// over https is port 443, to rules, credentials, counters and session memory alike.
+    var effectivePort: Int {
+        guard port == 0, let scheme, let defaultPort = Self.defaultPorts[scheme] else { return port }
+        return defaultPort
+    }
+
+    /// The default port of each protocol and proxy type Apple names (`NSURLProtectionSpaceHTTP`,
+    /// ..., `NSURLProtectionSpaceSOCKSProxy`).
+    static let defaultPorts: [String: Int] = ["http": 80, "https": 443, "ftp": 21, "socks": 1080]
 
     /// The same space with case folded where case does not matter, so that equal spaces
     /// compare and key equal.
     public var normalized: ProtectionSpace {
         var space = self
         space.host = Self.foldedHost(host)
-        space.protocolName = protocolName?.lowercasedIfNeeded
+        space.protocolName = scheme
+        space.port = effectivePort
         space.proxyType = proxyType?.lowercasedIfNeeded
         space.authenticationMethod = method
         return space
@@ -91,9 +112,9 @@ public struct ProtectionSpace: Codable, Hashable, Sendable {
             }
             key += plain ? part : part.replacingAll("%", with: "%25").replacingAll("|", with: "%7C")
         }
-        append(protocolName?.lowercasedIfNeeded ?? "")
+        append(scheme ?? "")
         append(Self.foldedHost(host))
-        append(String(port))
+        append(String(effectivePort))
         append(realm)
         append(method.rawValue)
         return key
@@ -118,7 +139,7 @@ public struct ProtectionSpace: Codable, Hashable, Sendable {
     /// take more: escaping (`%`, `|`) and case folding at most triple a part, the method included
     /// (any text a client names; `Default` becomes the longer `HTTPBasic`, within the slack).
     public var keyFits: Bool {
-        let parts = host.utf8.count + (realm?.utf8.count ?? 0) + (protocolName?.utf8.count ?? 0) + authenticationMethod.rawValue.utf8.count
+        let parts = host.utf8.count + (realm?.utf8.count ?? 0) + (scheme?.utf8.count ?? 0) + authenticationMethod.rawValue.utf8.count
         let bound = 48 + 3 * parts
         return bound <= Self.maximumKeyBytes || key.utf8.count <= Self.maximumKeyBytes
     }

@@ -139,6 +139,10 @@ public struct CredentialAttributes: Codable, Hashable, Sendable {
         attributes.host = ProtectionSpace.foldedHost(host)
         attributes.protocolName = protocolName?.lowercased()
         attributes.authenticationMethod = authenticationMethod?.normalized(forProtocol: attributes.protocolName)
+        // Port 0 is the protocol's default port, as in a challenge (`ProtectionSpace.effectivePort`).
+        if port == 0, let scheme = attributes.protocolName, let defaultPort = ProtectionSpace.defaultPorts[scheme] {
+            attributes.port = defaultPort
+        }
         return attributes
     }
 
@@ -160,7 +164,7 @@ public struct CredentialAttributes: Codable, Hashable, Sendable {
     public func fits(_ space: ProtectionSpace) -> Bool {
         let attributes = normalized
         guard attributes.isProxy == space.isProxy, attributes.host == space.host else { return false }
-        if let port, port != space.port { return false }
+        if let port = attributes.port, port != space.port { return false }
         if let protocolName = attributes.protocolName, protocolName != space.protocolName { return false }
         if let realm, realm != space.realm { return false }
         // Normalized for the space's protocol: a credential for `Default` without a protocol of
