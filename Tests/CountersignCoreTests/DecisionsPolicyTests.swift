@@ -138,6 +138,22 @@ struct DecisionsRuleMatchTests {
         #expect(RuleMatch(isProxy: false).matches(F.space().normalized))
     }
 
+    @Test func noRealmIsTheEmptyRealm() throws {
+        // The space's key, which session memory and counters go by, reads no realm as "": rules
+        // and credentials must too, or a remembered answer reaches a space they would not.
+        let policy = Policy(rules: [
+            PolicyRule(id: "empty", match: RuleMatch(realm: ""), then: RuleAction(disposition: .cancelAuthenticationChallenge)),
+            PolicyRule(id: "anything", match: RuleMatch(), then: RuleAction(disposition: .performDefaultHandling)),
+        ])
+        #expect(F.space(realm: nil).key == F.space(realm: "").key)
+        #expect(policy.rule(for: F.space(realm: nil).normalized)?.id == "empty")
+        #expect(policy.rule(for: F.space(realm: "").normalized)?.id == "empty")
+        #expect(policy.rule(for: F.space(realm: "Intranet").normalized)?.id == "anything")
+        #expect(F.credential(realm: "").attributes.fits(F.space(realm: nil).normalized))
+        #expect(!F.credential(realm: "").attributes.fits(F.space(realm: "Intranet").normalized))
+        #expect(!F.credential(realm: "Intranet").attributes.fits(F.space(realm: nil).normalized))
+    }
+
     @Test func aFullyQualifiedNameIsTheSameHost() throws {
         // `www.bank.example.` is the host `www.bank.example` (DNS, and the trust evaluation,
         // ignore the trailing dot): it must not slip past the rules written for that host to a

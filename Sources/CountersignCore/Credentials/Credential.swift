@@ -166,7 +166,8 @@ public struct CredentialAttributes: Codable, Hashable, Sendable {
         guard attributes.isProxy == space.isProxy, attributes.host == space.host else { return false }
         if let port = attributes.port, port != space.port { return false }
         if let protocolName = attributes.protocolName, protocolName != space.protocolName { return false }
-        if let realm, realm != space.realm { return false }
+        // No realm is the empty realm, as in the space's key (session memory, counters).
+        if let realm, realm != space.realm ?? "" { return false }
         // Normalized for the space's protocol: a credential for `Default` without a protocol of
         // its own is an HTTP Basic one over http(s), as the challenge's `Default` is.
         if let method = attributes.authenticationMethod, method.normalized(forProtocol: space.protocolName) != space.method { return false }

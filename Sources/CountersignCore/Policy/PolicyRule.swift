@@ -63,7 +63,8 @@ public struct RuleMatch: Codable, Hashable, Sendable {
         if let host, !host.matches(space.host) { return false }
         if let port, port != space.port { return false }
         if let protocolName, protocolName.lowercased() != space.protocolName { return false }
-        if let realm, realm != space.realm { return false }
+        // No realm is the empty realm, as in the space's key (session memory, counters).
+        if let realm, realm != space.realm ?? "" { return false }
         if let methods, !methods.contains(where: { $0.normalized(forProtocol: space.protocolName) == space.method }) { return false }
         if let isProxy, isProxy != space.isProxy { return false }
         return true
