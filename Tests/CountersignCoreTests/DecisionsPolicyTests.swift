@@ -52,6 +52,19 @@ struct DecisionsHostPatternTests {
         #expect(throws: CountersignError(.invalidHostPattern, "")) { try HostPattern(pattern) }
     }
 
+    /// Nor does a host a challenge or credential names: the space carries its port apart.
+    @Test(arguments: ["example.com:443", "10.0.0.1:8080", "intranet:80", "::1.2:3", "host:"])
+    func refusesHostsWithAPort(host: String) {
+        #expect(throws: CountersignError(.invalidField, "")) { try EngineFixture.space(host: host).validate() }
+        #expect(throws: CountersignError(.invalidField, "")) { try EngineFixture.credential(host: host).attributes.validate() }
+    }
+
+    @Test(arguments: ["::1", "2001:db8::7", "::ffff:10.0.0.1", "fe80::1%en0", "[fe80::1%25en0]", "[::1]", "intranet.example.com"])
+    func takesHostsWithoutAPort(host: String) throws {
+        try EngineFixture.space(host: host).validate()
+        try EngineFixture.credential(host: host).attributes.validate()
+    }
+
     @Test(arguments: [("::1", "::1"), ("fe80::*", "fe80::1"), ("::ffff:10.0.0.?", "::ffff:10.0.0.7"), ("*:443", "2001:db8::443")])
     func takesUnbracketedIPv6Globs(pattern: String, host: String) throws {
         #expect(try HostPattern(pattern).matches(host))

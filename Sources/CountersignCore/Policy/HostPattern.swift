@@ -21,36 +21,11 @@ public struct HostPattern: Hashable, Sendable, CustomStringConvertible {
         guard !pattern.contains("**"), HostShape.isWellFormed(lowered, wildcards: true), lowered.last != UInt8(ascii: ".") else {
             throw CountersignError(
                 .invalidHostPattern,
-                "'\(Self.quoted(pattern))' is not a host glob: no '**', no leading, trailing or double '.', and brackets only around a whole IPv6 address"
-            )
-        }
-        guard Self.canNameAHost(lowered) else {
-            throw CountersignError(
-                .invalidHostPattern,
-                "'\(Self.quoted(pattern))' is not a host glob: a host has no port, scheme or path, and ':' outside brackets belongs only to an IPv6 address (hex digits, ':', then maybe a dotted IPv4 tail)"
+                "'\(Self.quoted(pattern))' is not a host glob: no '**', no leading, trailing or double '.', no port, and ':' or brackets only in an IPv6 address"
             )
         }
         self.pattern = pattern
         self.lowered = lowered
-    }
-
-    /// Whether a glob with `:` outside brackets could still match a host. Challenges name
-    /// their port apart, so the only host with a `:` is an unbracketed IPv6 address: hex
-    /// digits and colons, a dotted IPv4 tail only after the last colon. `example.com:443` or
-    /// `10.0.0.1:8080` would be taken and then never match anything.
-    private static func canNameAHost(_ lowered: [UInt8]) -> Bool {
-        guard lowered.first != UInt8(ascii: "["), let lastColon = lowered.lastIndex(of: UInt8(ascii: ":")) else { return true }
-        let beforeLastColon = lowered[..<lastColon]
-        return !beforeLastColon.contains(UInt8(ascii: ".")) && lowered.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"):
-                true
-            case UInt8(ascii: ":"), UInt8(ascii: "."), UInt8(ascii: "*"), UInt8(ascii: "?"):
-                true
-            default:
-                false
-            }
-        }
     }
 
     public var description: String { pattern }
