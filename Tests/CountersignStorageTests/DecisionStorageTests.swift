@@ -215,7 +215,7 @@ struct DecisionStorageTests {
 
             let fresh = try await fixture.releaseRecord(credential, session: session, maxFailures: 3)
             _ = try await fixture.sessions.invalidate(tenantID: fixture.tenantID, id: session.id, mode: .finishTasks)
-            #expect(try await writer.record(fresh) == .stale)
+            #expect(try await writer.record(fresh) == .sessionEnded)
             #expect(try await fixture.decisions.get(tenantID: fixture.tenantID, id: fresh.id) == nil)
         }
     }

@@ -112,6 +112,11 @@ extension DecisionService {
             case .stale:
                 forgetState(asker)
                 continue
+            case .sessionEnded:
+                // The database's clock, not this instance's, says when a session has expired: a
+                // session live here may have ended there, and deciding again would not change that.
+                cache.forgetSession(asker.sessionID)
+                throw CountersignError(.sessionInvalidated, "the session is invalidated; open a new one")
             case .recorded(let failures):
                 if decisionPlan.rememberInSession { cache.forgetSession(asker.sessionID) }
                 DecisionMetrics.shared.decided(decisionPlan)

@@ -120,6 +120,13 @@ public struct SecurityCheckService: Sendable {
                 for try await (index, commit) in group { commits[index] = commit }
                 return commits
             }
+            if commits.contains(.sessionEnded) {
+                // Ended by the database's clock, which may run ahead of this instance's (see
+                // `DecisionService.decideAndRecord`): deciding again cannot help, and no check is
+                // answered in a session that has ended.
+                cache.forgetSession(asker.sessionID)
+                throw CountersignError(.sessionInvalidated, "the session is invalidated; open a new one")
+            }
             for (draft, commit) in zip(drafts, commits) where commit != .stale {
                 let plan = draft.plan
                 answers[draft.name] = SecurityCheckAnswer(

@@ -69,6 +69,10 @@ public enum DecisionCommit: Sendable, Equatable {
     /// protection space.
     case recorded(failures: Int)
     /// Not recorded: the tenant's or the session's state changed since the decision was
-    /// made, or the session ended. Decide again from fresh state.
+    /// made. Decide again from fresh state.
     case stale
+    /// Not recorded: the session has ended (invalidated, gone, or expired by the database's
+    /// clock, which may run ahead of this instance's). Deciding again cannot help: the answer is
+    /// `session_invalidated`.
+    case sessionEnded
 }

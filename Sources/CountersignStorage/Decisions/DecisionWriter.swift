@@ -18,8 +18,9 @@ import Synchronization
 /// Each decision commits only if the state it was decided from is still current (the tenant's
 /// and session's state versions, for a decision that asked the policy no answer remembered by the
 /// session meanwhile, and the credential's failures when the record expects some); one that lost
-/// that race comes back `.stale`. How the batch is
-/// checked and locked is described with `record_decisions` in migrations/0006_decision_batches.sql.
+/// that race comes back `.stale`, and one whose session has ended by the database's clock
+/// `.sessionEnded`. How the batch is checked and locked is described with `record_decisions` in
+/// migrations/0006_decision_batches.sql (and 0019 for the ended sessions).
 public final class DecisionWriter: Sendable {
     private struct Pending {
         var record: DecisionRecord
@@ -110,10 +111,10 @@ public final class DecisionWriter: Sendable {
         }
     }
 
-    /// One call of `record_decisions` (migrations/0006_decision_batches.sql and 0009), which
+    /// One call of `record_decisions` (migrations/0006_decision_batches.sql, 0009 and 0019), which
     /// locks the batch's sessions and tenants, keeps the decisions whose state is still current,
-    /// inserts them and their session memory, and reads the released credentials' failures: one
-    /// statement, so one round trip and one transaction.
+    /// inserts them and their session memory, and reads the released credentials' failures and
+    /// whether each session is live: one statement, so one round trip and one transaction.
     private func write(_ records: [DecisionRecord]) async throws -> [DecisionCommit] {
         do {
             return try await writeBatch(records)
@@ -135,10 +136,15 @@ public final class DecisionWriter: Sendable {
             ]
             var commits = [DecisionCommit](repeating: .stale, count: records.count)
             for row in try connection.query(
-                "SELECT batch_index, recorded, failures FROM record_decisions($1::decision_batch_row[], $2::uuid[], $3::uuid[], $4::boolean, $5::int[])",
+                "SELECT batch_index, recorded, failures, session_live FROM record_decisions($1::decision_batch_row[], $2::uuid[], $3::uuid[], $4::boolean, $5::int[])",
                 parameters
-            ).rows where try row.decode("recorded", as: Bool.self) {
-                commits[try row.decode("batch_index")] = .recorded(failures: try row.decode("failures"))
+            ).rows {
+                let index: Int = try row.decode("batch_index")
+                if try row.decode("recorded", as: Bool.self) {
+                    commits[index] = .recorded(failures: try row.decode("failures"))
+                } else if try !row.decode("session_live", as: Bool.self) {
+                    commits[index] = .sessionEnded
+                }
             }
             return commits
         }
