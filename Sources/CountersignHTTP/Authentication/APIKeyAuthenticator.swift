@@ -17,10 +17,20 @@ final class APIKeyAuthenticator: Sendable {
         var fetchedAt: ContinuousClock.Instant
     }
 
+    /// The keys known, and how many forgets (revocations, tenants disabled or enabled) so far.
+    /// A read that began before a forget may have found the key as it was before the change, so
+    /// it is not kept, nor shared with the requests that come after (`KeyLookups`): otherwise a
+    /// key revoked through this instance while a read of it was under way would be accepted
+    /// here for another `ttl`.
+    private struct Cache {
+        var entries: [String: Entry] = [:]
+        var forgets = 0
+    }
+
     private let lookups: KeyLookups
     private let operatorKey: OperatorKey?
     private let ttl: Duration
-    private let cache = Mutex<[String: Entry]>([:])
+    private let cache = Mutex(Cache())
     private static let cacheLimit = 10_000
 
     init(lookups: KeyLookups, operatorKey: OperatorKey?, ttl: Duration) {
@@ -42,17 +52,18 @@ final class APIKeyAuthenticator: Sendable {
 
     private func tenantKey(for token: APIKeyToken) async throws -> APIKey {
         let now = ContinuousClock.now
-        let cached = cache.withLock { $0[token.lookupID] }
+        let (cached, forgets) = cache.withLock { ($0.entries[token.lookupID], $0.forgets) }
         let stored: APIKeyStore.Authenticated?
         if let cached, now - cached.fetchedAt < ttl {
             stored = cached.found
         } else {
             // What is cached is the key under this lookup id (or that there is none), never the
             // outcome of one presented secret: a wrong secret must not lock the right one out.
-            stored = try await lookups.key(lookupID: token.lookupID)
-            cache.withLock { entries in
-                if entries.count >= Self.cacheLimit { entries.removeAll(keepingCapacity: true) }
-                entries[token.lookupID] = Entry(found: stored, fetchedAt: now)
+            stored = try await lookups.key(lookupID: token.lookupID, readAfter: forgets)
+            cache.withLock { cache in
+                guard cache.forgets == forgets else { return }
+                if cache.entries.count >= Self.cacheLimit { cache.entries.removeAll(keepingCapacity: true) }
+                cache.entries[token.lookupID] = Entry(found: stored, fetchedAt: now)
             }
         }
         guard let found = stored.flatMap({ APIKeyStore.matches(token, hash: $0.secretHash) ? $0 : nil }), !found.key.isRevoked else {
@@ -66,11 +77,17 @@ final class APIKeyAuthenticator: Sendable {
 
     /// Forgets what this instance knew about a key, after a revocation.
     func forget(keyID: UUID) {
-        cache.withLock { entries in entries = entries.filter { $0.value.found?.key.id != keyID } }
+        cache.withLock { cache in
+            cache.entries = cache.entries.filter { $0.value.found?.key.id != keyID }
+            cache.forgets &+= 1
+        }
     }
 
     /// Forgets every key of a tenant, after the tenant was disabled or enabled.
     func forget(tenantID: UUID) {
-        cache.withLock { entries in entries = entries.filter { $0.value.found?.key.tenantID != tenantID } }
+        cache.withLock { cache in
+            cache.entries = cache.entries.filter { $0.value.found?.key.tenantID != tenantID }
+            cache.forgets &+= 1
+        }
     }
 }

@@ -5,16 +5,24 @@ import Synchronization
 /// The database reads behind API keys the cache does not hold, kept from crowding out decisions.
 ///
 /// Requests presenting the same uncached key share one read (an instance that just started sees
-/// a whole fleet's first requests at once), and reads of distinct keys run at most `limit` at a
+/// a whole fleet's first requests at once), unless the key cache forgot something between them
+/// (a revocation: the earlier read may have found the key unrevoked), and reads of distinct keys
+/// run at most `limit` at a
 /// time with at most `maxWaiting` queued behind them: a client spraying made-up keys costs at
 /// most `limit` of the pool's connections, and beyond the queue it is told `service_busy`.
 final class KeyLookups: Sendable {
     typealias Find = @Sendable (String) async throws -> APIKeyStore.Authenticated?
 
+    /// One read: of a lookup id, by requests that came after the same number of forgets.
+    private struct Read: Hashable {
+        var lookupID: String
+        var forgets: Int
+    }
+
     private struct State {
         var running = 0
         var waiting: [CheckedContinuation<Void, Never>] = []
-        var inFlight: [String: Task<APIKeyStore.Authenticated?, any Error>] = [:]
+        var inFlight: [Read: Task<APIKeyStore.Authenticated?, any Error>] = [:]
     }
 
     private let find: Find
@@ -32,22 +40,24 @@ final class KeyLookups: Sendable {
     /// Reads waiting for a turn.
     var queued: Int { state.withLock { $0.waiting.count } }
 
-    /// The key stored under `lookupID` (or that there is none), read once for all who ask at once.
-    func key(lookupID: String) async throws -> APIKeyStore.Authenticated? {
+    /// The key stored under `lookupID` (or that there is none), read once for all who ask at once
+    /// after the same number of the key cache's forgets (`forgets`).
+    func key(lookupID: String, readAfter forgets: Int = 0) async throws -> APIKeyStore.Authenticated? {
+        let read = Read(lookupID: lookupID, forgets: forgets)
         let task = state.withLock { state in
-            if let running = state.inFlight[lookupID] { return running }
-            let task = Task { try await self.read(lookupID) }
-            state.inFlight[lookupID] = task
+            if let running = state.inFlight[read] { return running }
+            let task = Task { try await self.read(read) }
+            state.inFlight[read] = task
             return task
         }
         return try await task.value
     }
 
-    private func read(_ lookupID: String) async throws -> APIKeyStore.Authenticated? {
-        defer { state.withLock { _ = $0.inFlight.removeValue(forKey: lookupID) } }
+    private func read(_ read: Read) async throws -> APIKeyStore.Authenticated? {
+        defer { state.withLock { _ = $0.inFlight.removeValue(forKey: read) } }
         try await takeTurn()
         defer { passTurn() }
-        return try await find(lookupID)
+        return try await find(read.lookupID)
     }
 
     /// Waits for one of the `limit` turns; `service_busy` when the queue is full.

@@ -1,0 +1,91 @@
+@testable import CountersignHTTP
+import CountersignCore
+@testable import CountersignStorage
+import Foundation
+import Synchronization
+import Testing
+
+/// A key revoked through this instance is refused by it at once (README: only revocations made
+/// through another instance take up to `COUNTERSIGN_API_KEY_CACHE_SECONDS`), even when a read of
+/// the key that began before the revocation ends after it.
+@Suite("API keys remembered across a revocation")
+struct APIKeyCacheTests {
+    static let token = APIKeyToken(lookupID: "abcdefghijkm", secret: String(repeating: "s", count: 43))
+    static let keyID = UUID()
+
+    /// The stored key. Each read sees the key as it is when the read reaches the database, and
+    /// is then held until the test lets it go, as a slow answer would be.
+    final class StoredKey: Sendable {
+        private struct State {
+            var revokedAt: Date?
+            var held: [CheckedContinuation<Void, Never>] = []
+        }
+        private let state = Mutex(State())
+
+        var held: Int { state.withLock { $0.held.count } }
+
+        func revoke() { state.withLock { $0.revokedAt = Date() } }
+
+        func find(_ lookupID: String) async -> APIKeyStore.Authenticated? {
+            let revokedAt = state.withLock { $0.revokedAt }
+            await withCheckedContinuation { continuation in
+                state.withLock { $0.held.append(continuation) }
+            }
+            let key = APIKey(
+                id: APIKeyCacheTests.keyID, tenantID: UUID(), name: "fleet", role: .client,
+                prefix: APIKeyCacheTests.token.prefix, createdAt: Date(), revokedAt: revokedAt
+            )
+            return APIKeyStore.Authenticated(key: key, tenantDisabled: false, secretHash: APIKeyStore.hash(of: APIKeyCacheTests.token))
+        }
+
+        func releaseAll() {
+            for continuation in state.withLock({ state in defer { state.held = [] }; return state.held }) { continuation.resume() }
+        }
+    }
+
+    static func authenticator(_ stored: StoredKey) -> APIKeyAuthenticator {
+        APIKeyAuthenticator(lookups: KeyLookups(limit: 4, maxWaiting: 16) { await stored.find($0) }, operatorKey: nil, ttl: .seconds(600))
+    }
+
+    static func accepted(_ authenticator: APIKeyAuthenticator) async -> Bool {
+        (try? await authenticator.authenticate(bearer: Substring(token.text))) != nil
+    }
+
+    /// The request that read the key before the revocation is answered as it was read (the two
+    /// were concurrent), but what it read is not kept for the requests after.
+    @Test func aReadFromBeforeTheRevocationIsNotKept() async throws {
+        let stored = StoredKey()
+        let authenticator = Self.authenticator(stored)
+        let before = Task { await Self.accepted(authenticator) }
+        try await KeyLookupsTests.eventually { stored.held == 1 }
+
+        // The revocation, as APIKeyController makes it: committed, then forgotten here.
+        stored.revoke()
+        authenticator.forget(keyID: Self.keyID)
+        stored.releaseAll()
+        _ = await before.value
+
+        let after = Task { await Self.accepted(authenticator) }
+        try await KeyLookupsTests.eventually { stored.held == 1 }
+        stored.releaseAll()
+        #expect(await after.value == false, "a key revoked through this instance was accepted after the revocation")
+    }
+
+    /// A request that arrives after the revocation does not share the read still under way from
+    /// before it.
+    @Test func aRequestAfterTheRevocationDoesNotShareAReadFromBeforeIt() async throws {
+        let stored = StoredKey()
+        let authenticator = Self.authenticator(stored)
+        let before = Task { await Self.accepted(authenticator) }
+        try await KeyLookupsTests.eventually { stored.held == 1 }
+
+        stored.revoke()
+        authenticator.forget(keyID: Self.keyID)
+        let after = Task { await Self.accepted(authenticator) }
+        // Its own read; a request sharing the earlier one would leave only that one held.
+        for _ in 0..<100 where stored.held < 2 { try await Task.sleep(for: .milliseconds(10)) }
+        stored.releaseAll()
+        _ = await before.value
+        #expect(await after.value == false, "a key revoked through this instance was accepted after the revocation")
+    }
+}
