@@ -60,11 +60,15 @@ extension DecisionService {
     ) async throws -> (decision: RecordedDecision, planned: Planned, prepared: Prepared) {
         for _ in 0..<Self.attempts {
             let session = try await cache.session(asker.sessionID, tenantID: asker.tenantID)
-            let now = Date()
+            let tenant = try await cache.tenant(asker.tenantID)
+            // The database's clock set the blocks and the session's expiry, and the writer judges
+            // by it: so does the decision. By this instance's own clock, running ahead, a
+            // credential still blocked would be released; running behind, an ended session would
+            // be decided in (the writer refuses that: `.sessionEnded`).
+            let now = tenant.databaseNow
             guard session.session.isActive(at: now) else {
                 throw CountersignError(.sessionInvalidated, "the session is invalidated; open a new one")
             }
-            let tenant = try await cache.tenant(asker.tenantID)
             let planned = try plan(DecisionState(session: session, tenant: tenant, now: now))
             let decisionPlan = planned.plan
             let memoryKey = decisionPlan.memoryKey ?? planned.space.key

@@ -127,7 +127,7 @@ public struct DecisionService: Sendable {
         var session: DecisionStateStore.SessionState?
         if let sessionID {
             var state = try await cache.session(sessionID, tenantID: tenantID, fresh: true)
-            if !state.session.isActive(at: Date()) {
+            if !state.session.isActive(at: tenant.databaseNow) {
                 // An ended session remembers nothing and holds no credentials, even before the
                 // sweep has dropped what it had.
                 state.memory = [:]
@@ -143,7 +143,8 @@ public struct DecisionService: Sendable {
             sessionMemory: session?.memory ?? [:],
             credentials: (session?.credentials ?? []) + tenant.credentials,
             blockedUntil: tenant.blockedUntil,
-            now: Date(),
+            // As a decision judges (`decideAndRecord`): by the database's clock.
+            now: tenant.databaseNow,
             presentedChainDigest: tls.chainDigest,
             acceptableIssuersDigest: tls.acceptableIssuersDigest
         )

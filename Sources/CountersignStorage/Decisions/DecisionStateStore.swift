@@ -22,6 +22,13 @@ public struct DecisionStateStore: Sendable {
         /// The tenant's credentials and every client's `permanent` ones; not session ones.
         public var credentials: [Credential]
         public var blockedUntil: [UUID: Date]
+        /// How far the database's clock runs ahead of this instance's (negative: behind), as
+        /// measured when the state was read. The database's clock set the blocks and the sessions'
+        /// expiries, and `record_decisions` judges by it.
+        public var databaseClockOffset: TimeInterval
+
+        /// The database's time now, by this instance's clock and the offset measured.
+        public var databaseNow: Date { Date().addingTimeInterval(databaseClockOffset) }
     }
 
     /// A session, what it remembers, and its `forSession` credentials, at `version`.
@@ -34,10 +41,14 @@ public struct DecisionStateStore: Sendable {
 
     public func tenantState(_ tenantID: UUID) async throws -> TenantState? {
         try await pool.withConnection { connection in
+            let asked = Date()
             guard let tenant = try connection.query(
-                "SELECT state_version, disabled_at IS NOT NULL AS disabled FROM tenants WHERE id = $1",
+                "SELECT state_version, disabled_at IS NOT NULL AS disabled, now() AS database_now FROM tenants WHERE id = $1",
                 [.uuid(tenantID)]
             ).rows.first else { return nil }
+            // now() was read between the question and the answer: taken as read halfway.
+            let readAt = asked.addingTimeInterval(Date().timeIntervalSince(asked) / 2)
+            let databaseClockOffset = try tenant.decode("database_now", as: Date.self).timeIntervalSince(readAt)
             let policy = try PolicyStore.current(tenantID: tenantID, lock: false, on: connection) ?? .init(version: 0, policy: .empty)
             let credentials = try connection.query(
                 "SELECT \(Credential.columns) FROM credentials c WHERE c.tenant_id = $1 AND c.owner <> 'session'",
@@ -55,7 +66,8 @@ public struct DecisionStateStore: Sendable {
                 disabled: try tenant.decode("disabled"),
                 policy: policy,
                 credentials: credentials,
-                blockedUntil: blocked
+                blockedUntil: blocked,
+                databaseClockOffset: databaseClockOffset
             )
         }
     }

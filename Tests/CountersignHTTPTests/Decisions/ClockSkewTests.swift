@@ -25,20 +25,7 @@ struct ClockSkewTests {
         }
         let (tenant, session) = try #require(setUp.withLock { $0 })
 
-        // Every connection opened from now on reads `now()` a minute ahead (the function is found
-        // before pg_catalog's; new tables still go to public), as a database whose clock runs
-        // ahead would give it.
-        let pool = PostgresPool(configuration: PostgresConfiguration(connectionString: url, poolSize: 1))
-        try await pool.withConnection { connection in
-            try connection.simpleQuery("CREATE SCHEMA clock_ahead")
-            try connection.simpleQuery(
-                "CREATE FUNCTION clock_ahead.now() RETURNS timestamptz LANGUAGE sql STABLE AS $$ SELECT pg_catalog.now() + interval '60 seconds' $$"
-            )
-            try connection.simpleQuery(
-                #"DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET search_path = public, clock_ahead, pg_catalog', current_database()); END $$"#
-            )
-        }
-        await pool.close()
+        try await Self.shiftDatabaseClock(url, bySeconds: 60)
 
         try await TestService.run(configuration: configuration) { api in
             let read = try await api.call(.get, "/v1/sessions/\(session)", key: tenant.clientKey)
@@ -55,5 +42,49 @@ struct ClockSkewTests {
             let page = try await api.call(.get, "/v1/decisions", key: tenant.adminKey)
             #expect((page["decisions"] as? [Any])?.isEmpty == true, "nothing recorded in the ended session: \(page)")
         }
+    }
+
+    /// The database's clock runs a minute behind the instance's: a block the instance sees
+    /// ended still holds for the database, whose clock set it. The credential is not released.
+    @Test func aBlockThatHoldsByTheDatabasesClockReleasesNothing() async throws {
+        let url = try await TestDatabase.freshDatabase()
+        let configuration = try await TestService.configuration(databaseURL: url)
+        try await TestService.run(configuration: configuration) { _ in }
+        try await Self.shiftDatabaseClock(url, bySeconds: -60)
+
+        try await TestService.run(configuration: configuration) { api in
+            let tenant = try await api.tenant()
+            _ = try await api.credential(tenant, password: "blocked-for-30-seconds")
+            try await api.releasePolicy(tenant, then: #""persistence": "none", "maxFailures": 1, "blockSeconds": 30"#)
+            let session = try await api.session(tenant)
+            let released = try await api.decided(tenant, session: session)
+            #expect(released.credentialPassword == "blocked-for-30-seconds")
+            let rejected = try await api.outcome(tenant, decision: try #require(released.string("decisionId")), "rejected", upstreamStatus: 401)
+            #expect(rejected.status == 200, "\(rejected)")
+
+            // Blocked until the database's now() plus 30 s: 30 s ago by the instance's clock.
+            let again = try await api.decide(tenant, session: try await api.session(tenant, clientId: "device-2"), ChallengeBody(taskId: "later"))
+            #expect(again.status == 200, "\(again)")
+            #expect(again.credentialPassword == nil, "a credential still blocked was released: \(again)")
+            #expect(again.string("disposition") == "cancelAuthenticationChallenge")
+            #expect(again.string("blockedUntil") != nil)
+        }
+    }
+
+    /// Every connection opened from now on reads `now()` `seconds` ahead (behind, when negative),
+    /// as a database whose clock is that far from the instance's would give it: the function is
+    /// found before pg_catalog's, and new tables still go to public.
+    static func shiftDatabaseClock(_ url: String, bySeconds seconds: Int) async throws {
+        let pool = PostgresPool(configuration: PostgresConfiguration(connectionString: url, poolSize: 1))
+        try await pool.withConnection { connection in
+            try connection.simpleQuery("CREATE SCHEMA shifted_clock")
+            try connection.simpleQuery(
+                "CREATE FUNCTION shifted_clock.now() RETURNS timestamptz LANGUAGE sql STABLE AS $$ SELECT pg_catalog.now() + interval '\(seconds) seconds' $$"
+            )
+            try connection.simpleQuery(
+                "DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET search_path = public, shifted_clock, pg_catalog', current_database()); END $$"
+            )
+        }
+        await pool.close()
     }
 }
