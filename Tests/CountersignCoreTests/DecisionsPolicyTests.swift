@@ -151,6 +151,17 @@ struct DecisionsRuleMatchTests {
         #expect(RuleMatch(isProxy: false).matches(F.space().normalized))
     }
 
+    @Test func anIPv6AddressWithOrWithoutBracketsIsOneHost() throws {
+        // A forwarded raw response's URL brackets the address; a client's protection space may not.
+        #expect(F.space(host: "::1").key == F.space(host: "[::1]").key, "one counter and one memory per address")
+        #expect(F.space(host: "2001:DB8::7").normalized.host == "[2001:db8::7]")
+        for (pattern, host) in [("::1", "[::1]"), ("[::1]", "::1"), ("fe80::*", "[fe80::1]"), ("[fe80::*]", "fe80::1")] {
+            #expect(try HostPattern(pattern).matches(host), "\(pattern) \(host)")
+        }
+        #expect(F.credential(host: "::1").attributes.fits(F.space(host: "[::1]").normalized))
+        #expect(F.credential(host: "[::1]").attributes.fits(F.space(host: "::1").normalized))
+    }
+
     @Test func noRealmIsTheEmptyRealm() throws {
         // The space's key, which session memory and counters go by, reads no realm as "": rules
         // and credentials must too, or a remembered answer reaches a space they would not.

@@ -120,12 +120,16 @@ public struct ProtectionSpace: Codable, Hashable, Sendable {
         return key
     }
 
-    /// A host as rules, credentials, counters and session memory compare it: case folded, and
-    /// the trailing dot of a fully qualified name dropped. `www.bank.example.` is the host
-    /// `www.bank.example` to DNS and to the trust evaluation (`VerificationHost`); kept, it
-    /// slipped past every rule written for that host (a pinning rule, a refusal) to a looser one.
+    /// A host as rules, credentials, counters and session memory compare it: case folded, the
+    /// trailing dot of a fully qualified name dropped, and an IPv6 address in brackets.
+    /// `www.bank.example.` is the host `www.bank.example` to DNS and to the trust evaluation
+    /// (`VerificationHost`); kept, it slipped past every rule written for that host (a pinning
+    /// rule, a refusal) to a looser one. An IPv6 address comes bracketed from a forwarded raw
+    /// response's URL and may come bare from a client's protection space: one address, one host.
     public static func foldedHost(_ host: String) -> String {
         let lowered = host.lowercasedIfNeeded
+        // Unbracketed, only an IPv6 address has a `:` (`HostShape`).
+        if lowered.utf8.first != UInt8(ascii: "["), lowered.utf8.contains(UInt8(ascii: ":")) { return "[\(lowered)]" }
         // A host is never a lone dot, nor ends in two (`HostShape`).
         guard lowered.utf8.count > 1, lowered.utf8.last == UInt8(ascii: ".") else { return lowered }
         return String(lowered.dropLast())

@@ -25,7 +25,9 @@ public struct HostPattern: Hashable, Sendable, CustomStringConvertible {
             )
         }
         self.pattern = pattern
-        self.lowered = lowered
+        // In brackets, as hosts are compared (`ProtectionSpace.foldedHost`): `fe80::*` is `[fe80::*]`.
+        let isBareIPv6 = lowered.first != UInt8(ascii: "[") && lowered.contains(UInt8(ascii: ":"))
+        self.lowered = isBareIPv6 ? [UInt8(ascii: "[")] + lowered + [UInt8(ascii: "]")] : lowered
     }
 
     public var description: String { pattern }
