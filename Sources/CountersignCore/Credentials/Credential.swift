@@ -146,6 +146,23 @@ public struct CredentialAttributes: Codable, Hashable, Sendable {
         return attributes
     }
 
+    /// The hosts a row keyed by these normalized attributes may hold, `host` first: rows saved
+    /// before hosts were folded keep the host as sent (a fully qualified name's trailing dot, an
+    /// IPv6 address without brackets) where migration 0018 found a twin, and instances of the
+    /// previous release still save it so during a rolling upgrade. Found by them, saving the same
+    /// keychain key again updates that row in place rather than adding a second one.
+    public var storedHosts: [String] {
+        if host.utf8.first == UInt8(ascii: "["), host.utf8.last == UInt8(ascii: "]") { return [host, String(host.dropFirst().dropLast())] }
+        return [host, host + "."]
+    }
+
+    /// The port 0 a row keyed by these normalized attributes may hold for `port`, the protocol's
+    /// default port, as saved before port 0 was read as that port; `nil` for any other port.
+    public var storedDefaultPort: Int? {
+        guard let port, let protocolName, ProtectionSpace.defaultPorts[protocolName] == port else { return nil }
+        return 0
+    }
+
     /// The attributes a client-submitted credential gets from the space it was typed for.
     public init(space: ProtectionSpace, account: String) {
         let space = space.normalized

@@ -337,27 +337,32 @@ public struct CredentialStore: Sendable {
     /// The credential saved under these keychain attributes for `owner`, locked. Tenant-wide
     /// credentials an admin provisioned and ones clients submitted are apart
     /// (migrations/0008_submitted_credentials_apart.sql). The digests are compared as well as the
-    /// texts because the keychain key holds those (migrations/0015): one index lookup.
+    /// texts because the keychain key holds those (migrations/0015): one index lookup. A row
+    /// holding the host or port as an earlier release saved them is the same keychain key
+    /// (`CredentialAttributes.storedHosts`, `storedDefaultPort`).
     static func find(tenantID: UUID, attributes: CredentialAttributes, owner: CredentialOwner, on connection: PostgresConnection) throws -> Credential? {
         let ownerValues = owner.columnValues
         return try connection.query(
             """
             SELECT \(Credential.columns) FROM credentials c
             WHERE c.tenant_id = $1 AND c.kind = 'password' AND c.owner = $2 AND coalesce(c.owner_client_id, '') = coalesce($3::text, '')
-              AND coalesce(c.owner_session_id::text, '') = coalesce($4::uuid::text, '') AND c.is_proxy = $5 AND c.host = $6
-              AND coalesce(c.port, -1) = coalesce($7::int, -1) AND coalesce(c.protocol, '') = coalesce($8::text, '')
+              AND coalesce(c.owner_session_id::text, '') = coalesce($4::uuid::text, '') AND c.is_proxy = $5 AND c.host = ANY($6::text[])
+              AND (coalesce(c.port, -1) = coalesce($7::int, -1) OR c.port = $14::int) AND coalesce(c.protocol, '') = coalesce($8::text, '')
               AND coalesce(c.realm, '') = coalesce($9::text, '') AND coalesce(c.path, '') = coalesce($10::text, '')
               AND coalesce(c.authentication_method, '') = coalesce($11::text, '') AND c.account = $12
               AND text_sha256(coalesce(c.realm, '')) = text_sha256(coalesce($9::text, ''))
               AND text_sha256(coalesce(c.path, '')) = text_sha256(coalesce($10::text, '')) AND text_sha256(c.account) = text_sha256($12)
               AND (c.submitted_by_client IS NULL) = ($13::text IS NULL)
+            -- A row saved folded before one saved as sent (`storedHosts`, `storedDefaultPort`).
+            ORDER BY array_position($6::text[], c.host), c.port IS NOT DISTINCT FROM $14::int
+            LIMIT 1
             FOR UPDATE
             """,
             [
-                .uuid(tenantID), ownerValues[0], ownerValues[1], ownerValues[2], .bool(attributes.isProxy), .text(attributes.host),
+                .uuid(tenantID), ownerValues[0], ownerValues[1], ownerValues[2], .bool(attributes.isProxy), .textArray(attributes.storedHosts),
                 PostgresValue(attributes.port), PostgresValue(attributes.protocolName), PostgresValue(attributes.realm),
                 PostgresValue(attributes.path), PostgresValue(attributes.authenticationMethod?.rawValue), .text(attributes.account),
-                ownerValues[3],
+                ownerValues[3], PostgresValue(attributes.storedDefaultPort),
             ]
         ).rows.first.map(Credential.init(row:))
     }
