@@ -47,13 +47,15 @@ struct DecisionsHostPatternTests {
 
     /// A host never carries a port, scheme or path: a glob that does can match no challenge, so
     /// a rule written with one would silently never apply.
-    @Test(arguments: ["example.com:443", "*.example.com:8443", "10.0.0.1:8080", "intranet:80", "*:443x", "example.com:*"])
+    @Test(arguments: ["example.com:443", "*.example.com:8443", "10.0.0.1:8080", "intranet:80", "*:443x", "example.com:*", "cafe:443"])
     func refusesGlobsWithAPort(pattern: String) {
         #expect(throws: CountersignError(.invalidHostPattern, "")) { try HostPattern(pattern) }
     }
 
     /// Nor does a host a challenge or credential names: the space carries its port apart.
-    @Test(arguments: ["example.com:443", "10.0.0.1:8080", "intranet:80", "::1.2:3", "host:"])
+    /// `cafe:443` and `db:5432` included: a name of hex digits with a port is no IPv6 address,
+    /// which has at least two `:`.
+    @Test(arguments: ["example.com:443", "10.0.0.1:8080", "intranet:80", "::1.2:3", "host:", "cafe:443", "db:5432", "[cafe:443]"])
     func refusesHostsWithAPort(host: String) {
         #expect(throws: CountersignError(.invalidField, "")) { try EngineFixture.space(host: host).validate() }
         #expect(throws: CountersignError(.invalidField, "")) { try EngineFixture.credential(host: host).attributes.validate() }

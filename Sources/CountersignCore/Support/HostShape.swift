@@ -28,9 +28,13 @@ enum HostShape {
     }
 
     /// Hex digits, `:` and `.` (and wildcards in a glob), then maybe a zone (`%25en0`, RFC 6874),
-    /// whose name is free.
+    /// whose name is free. At least two `:`, as every IPv6 address has (`::1`), unless a wildcard
+    /// may stand for more: with one, `cafe:443` is a name of hex digits and a port.
     private static func isIPv6(_ address: some Collection<UInt8>, wildcards: Bool) -> Bool {
-        address.prefix { $0 != UInt8(ascii: "%") }.allSatisfy { byte in
+        let address = address.prefix { $0 != UInt8(ascii: "%") }
+        let colons = address.count { $0 == UInt8(ascii: ":") }
+        guard colons >= 2 || (wildcards && address.contains { $0 == UInt8(ascii: "*") || $0 == UInt8(ascii: "?") }) else { return false }
+        return address.allSatisfy { byte in
             switch byte {
             case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"), UInt8(ascii: "A")...UInt8(ascii: "F"):
                 true
