@@ -80,10 +80,27 @@ public struct HostPattern: Hashable, Sendable, CustomStringConvertible {
 }
 
 extension HostPattern: Codable {
+    /// Set to `true` in a decoder's `userInfo` to read a policy this or an earlier release saved,
+    /// which took globs refused since (one with a port, `example.com:443`): such a glob matches
+    /// no host, as no host has a port, and keeps its text for an admin to see and fix. Refused,
+    /// the stored policy did not load, and every challenge of its tenant failed.
+    public static let savedEarlier = CodingUserInfoKey(rawValue: "countersign.hostPattern.savedEarlier")!
+
+    /// A glob an earlier release took and this one refuses: it matches no host.
+    private init(matchingNothing pattern: String) {
+        self.pattern = pattern
+        self.lowered = []
+    }
+
     public init(from decoder: any Decoder) throws {
+        let pattern = try decoder.singleValueContainer().decode(String.self)
         do {
-            try self.init(try decoder.singleValueContainer().decode(String.self))
+            try self.init(pattern)
         } catch let error as CountersignError {
+            if decoder.userInfo[Self.savedEarlier] as? Bool == true {
+                self.init(matchingNothing: pattern)
+                return
+            }
             // Named by its place in the body (`'rules[3].match.host'`): in a policy of many
             // rules, the glob alone does not say which rule to fix.
             throw CountersignError(error.code, "\(FieldPath(decoder.codingPath)): \(error.message)")

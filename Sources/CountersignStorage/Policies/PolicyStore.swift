@@ -86,7 +86,9 @@ public struct PolicyStore: Sendable {
         let document: String = try row.decode("document")
         let policy: Policy
         do {
-            policy = try JSONDecoder().decode(Policy.self, from: Data(document.utf8))
+            let decoder = JSONDecoder()
+            decoder.userInfo[HostPattern.savedEarlier] = true
+            policy = try decoder.decode(Policy.self, from: Data(document.utf8))
         } catch {
             throw CountersignError(.internalError, "the stored policy does not decode with this version")
         }
