@@ -63,9 +63,8 @@ public struct DecisionService: Sendable {
         // `finishTasks` (or by expiry) still takes, as it takes an explicit report; a `cancel`
         // left no decision without an outcome, so nothing counts then.
         let countedRejection = try await countRetry(challenge, space: space, session: session.session)
-        guard session.session.isActive(at: Date()) else {
-            throw CountersignError(.sessionInvalidated, "the session is invalidated; open a new one")
-        }
+        // Whether the session is live is judged in `decideAndRecord`, by the database's clock:
+        // by this instance's, running ahead, a session the database still records in was refused.
         // Trust evaluations are kept across the attempts of one decision: a chain judged once
         // is not judged again because the policy state moved.
         var verdicts = TrustVerdicts()

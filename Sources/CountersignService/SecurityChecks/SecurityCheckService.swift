@@ -46,11 +46,12 @@ public struct SecurityCheckService: Sendable {
         var pending = challenges.names
         attempts: for _ in 0..<DecisionService.attempts {
             let session = try await cache.session(asker.sessionID, tenantID: asker.tenantID)
-            guard session.session.isActive(at: Date()) else {
+            let tenant = try await cache.tenant(asker.tenantID)
+            // By the database's clock, as the writer judges (`DecisionService.decideAndRecord`).
+            guard session.session.isActive(at: tenant.databaseNow) else {
                 throw CountersignError(.sessionInvalidated, "the session is invalidated; open a new one")
             }
             let clientID = session.session.clientId
-            let tenant = try await cache.tenant(asker.tenantID)
             let policy = tenant.policy.policy
 
             var drafts: [Draft] = []

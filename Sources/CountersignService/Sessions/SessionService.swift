@@ -69,10 +69,12 @@ public struct SessionService: Sendable {
             throw CountersignError(.invalidField, "clients submit passwords only for password methods, not \(space.method.rawValue)")
         }
         let sessionState = try await cache.session(sessionID, tenantID: tenantID)
-        guard sessionState.session.isActive(at: Date()) else {
+        let tenant = try await cache.tenant(tenantID)
+        // By the database's clock, which judges again when the credential is saved.
+        guard sessionState.session.isActive(at: tenant.databaseNow) else {
             throw CountersignError(.sessionInvalidated, "the session is invalidated; open a new one")
         }
-        let policy = try await cache.tenant(tenantID).policy.policy
+        let policy = tenant.policy.policy
         let allowed = policy.rule(for: space)?.then.allowedClientPersistences ?? RuleAction(disposition: .performDefaultHandling).allowedClientPersistences
         guard allowed.contains(persistence) else {
             throw CountersignError(

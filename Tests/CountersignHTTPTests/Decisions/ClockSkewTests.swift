@@ -71,6 +71,31 @@ struct ClockSkewTests {
         }
     }
 
+    /// The database's clock runs a minute behind the instance's: a session that has ended by the
+    /// instance's clock is live for the database, which records decisions in it. It is decided
+    /// in, as explain (which judges by the database's clock too) says.
+    @Test func aSessionLiveByTheDatabasesClockIsDecidedIn() async throws {
+        let url = try await TestDatabase.freshDatabase()
+        let configuration = try await TestService.configuration(databaseURL: url)
+        try await TestService.run(configuration: configuration) { _ in }
+        try await Self.shiftDatabaseClock(url, bySeconds: -60)
+
+        try await TestService.run(configuration: configuration) { api in
+            let tenant = try await api.tenant()
+            try await api.securityCheckHandlers(tenant, #"[{"securityCheck": "StepUp", "action": "cancel"}]"#)
+            // Expires 30 s after the database's now(): 30 s ago by the instance's clock.
+            let opened = try await api.openSession(tenant, ttlSeconds: 30)
+            try #require(opened.status == 201)
+            let session = try #require(opened.string("id"))
+
+            let challenge = try await api.decide(tenant, session: session, ChallengeBody(taskId: "in-time"))
+            #expect(challenge.status == 200, "\(challenge)")
+
+            let checks = try await api.securityChecks(tenant, session: session, #"{"StepUp": null}"#)
+            #expect(checks.status == 200, "\(checks)")
+        }
+    }
+
     /// Every connection opened from now on reads `now()` `seconds` ahead (behind, when negative),
     /// as a database whose clock is that far from the instance's would give it: the function is
     /// found before pg_catalog's, and new tables still go to public.
