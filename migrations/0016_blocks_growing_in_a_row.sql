@@ -8,6 +8,8 @@
 --
 -- Counters keep the growth they have now. Instances of the previous release, while a rolling
 -- upgrade replaces them, neither read nor move the new column: their blocks grow by `blocks`, as
--- before, and the blocks they make do not grow those made by this release.
+-- before, the blocks they make do not grow those made by this release, and an accepted outcome,
+-- reset or new secret they record does not start this release's schedule again (the next one
+-- recorded by this release does).
 ALTER TABLE rejection_counters ADD COLUMN repeated_blocks int NOT NULL DEFAULT 0;
 UPDATE rejection_counters SET repeated_blocks = blocks WHERE blocks > 0;
