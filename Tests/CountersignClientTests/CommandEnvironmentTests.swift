@@ -40,6 +40,14 @@ struct CommandEnvironmentTests {
         #expect(output.contains("USAGE:"), "\(output)")
     }
 
+    @Test("dev's help names the variables only dev reads")
+    func devHelpVariables() async throws {
+        let (status, output) = try await FetchCommandTests.run(["dev", "--help"], environment: [:])
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("COUNTERSIGN_DEV_DIR"), "\(output)")
+        #expect(output.contains("COUNTERSIGN_PG_BINDIR"), "\(output)")
+    }
+
     @Test("an option's value that reads help asks for no help")
     func helpAsAValue() async throws {
         let (status, output) = try await FetchCommandTests.run(["dev", "--data-dir", "help"], environment: ["COUNTERSIGN_PORT": "80x"])

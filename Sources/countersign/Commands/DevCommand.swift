@@ -18,6 +18,12 @@ struct DevCommand: AsyncParsableCommand {
             the next run reuses it. Generates a master key and an operator key there, applies the \
             migrations, creates the tenant 'demo' with an admin and a client key, prints them with a \
             ready-to-paste curl example, and serves on 127.0.0.1:8080.
+
+            Besides the variables of `countersign serve` (flags win), dev reads:
+              COUNTERSIGN_DEV_DIR            the data directory (.countersign)
+              COUNTERSIGN_PG_BINDIR          where initdb and pg_ctl are, when neither
+                                             pg_config nor /usr/lib/postgresql/*/bin
+                                             finds them
             """
     )
 
