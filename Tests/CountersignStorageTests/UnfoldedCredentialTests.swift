@@ -33,6 +33,9 @@ struct UnfoldedCredentialTests {
                     _ = try connection.execute("UPDATE credentials SET host = $2 WHERE id = $1", [.uuid(first.credential.id), .text(stored)])
                 }
             }
+            // The listing's host filter finds it too.
+            let listed = try await fixture.credentials.list(tenantID: fixture.tenantID, host: savedAgain).entries
+            #expect(listed.map(\.id) == [first.credential.id])
 
             let again = try await save(host: savedAgain, port: 0, password: "new")
 

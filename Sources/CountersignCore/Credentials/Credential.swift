@@ -151,7 +151,11 @@ public struct CredentialAttributes: Codable, Hashable, Sendable {
     /// IPv6 address without brackets) where migration 0018 found a twin, and instances of the
     /// previous release still save it so during a rolling upgrade. Found by them, saving the same
     /// keychain key again updates that row in place rather than adding a second one.
-    public var storedHosts: [String] {
+    public var storedHosts: [String] { Self.storedForms(ofFoldedHost: host) }
+
+    /// `host` (folded, `ProtectionSpace.foldedHost`) and the form a row saved before hosts were
+    /// folded may hold it in, `host` first.
+    public static func storedForms(ofFoldedHost host: String) -> [String] {
         if host.utf8.first == UInt8(ascii: "["), host.utf8.last == UInt8(ascii: "]") { return [host, String(host.dropFirst().dropLast())] }
         return [host, host + "."]
     }

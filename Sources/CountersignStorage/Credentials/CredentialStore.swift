@@ -194,7 +194,8 @@ public struct CredentialStore: Sendable {
     }
 
     /// One page of the tenant's password credentials, newest first, and the cursor of the next
-    /// page. `host` is folded as saved hosts are (`ProtectionSpace.foldedHost`).
+    /// page. `host` is folded as saved hosts are (`ProtectionSpace.foldedHost`), and also finds rows
+    /// an earlier release saved it unfolded in (`CredentialAttributes.storedForms`).
     public func list(
         tenantID: UUID,
         host: String? = nil,
@@ -207,12 +208,12 @@ public struct CredentialStore: Sendable {
                 let rows = try connection.query(
                     """
                     SELECT \(Credential.columns), c.created_at::text AS cursor_at FROM credentials c
-                    WHERE c.tenant_id = $1 AND c.kind = 'password' AND \(Self.ownerLive) AND ($2::text IS NULL OR c.host = $2) AND ($3::text IS NULL OR c.account = $3)
+                    WHERE c.tenant_id = $1 AND c.kind = 'password' AND \(Self.ownerLive) AND ($2::text[] IS NULL OR c.host = ANY($2::text[])) AND ($3::text IS NULL OR c.account = $3)
                       AND ($4::timestamptz IS NULL OR (c.created_at, c.id) < ($4::timestamptz, $5::uuid))
                     ORDER BY c.created_at DESC, c.id DESC
                     LIMIT $6
                     """,
-                    [.uuid(tenantID), PostgresValue(host.map(ProtectionSpace.foldedHost)), PostgresValue(account), PostgresValue(position?.at), PostgresValue(position?.id), .int(limit + 1)]
+                    [.uuid(tenantID), host.map { .textArray(CredentialAttributes.storedForms(ofFoldedHost: ProtectionSpace.foldedHost($0))) } ?? .null, PostgresValue(account), PostgresValue(position?.at), PostgresValue(position?.id), .int(limit + 1)]
                 ).rows
                 return try PageCursor.page(of: rows, limit: limit, Credential.init(row:))
             }
