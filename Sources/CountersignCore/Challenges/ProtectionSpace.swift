@@ -74,8 +74,11 @@ public struct ProtectionSpace: Codable, Hashable, Sendable {
 
     /// The port, with Apple's 0 ("the default port for the protocol") read as that port: port 0
     /// over https is port 443, to rules, credentials, counters and session memory alike.
-    var effectivePort: Int {
-        guard port == 0, let scheme, let defaultPort = Self.defaultPorts[scheme] else { return port }
+    var effectivePort: Int { Self.effectivePort(port, scheme: scheme) }
+
+    /// `port`, or the default port of `scheme` (lower-cased) for Apple's 0.
+    static func effectivePort(_ port: Int, scheme: String?) -> Int {
+        guard port == 0, let scheme, let defaultPort = defaultPorts[scheme] else { return port }
         return defaultPort
     }
 

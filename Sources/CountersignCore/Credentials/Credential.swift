@@ -132,17 +132,14 @@ public struct CredentialAttributes: Codable, Hashable, Sendable {
         account = try container.decode(String.self, forKey: .account)
     }
 
-    /// The same attributes with case folded where the keychain ignores it, and the host as
-    /// challenges are compared (`ProtectionSpace.foldedHost`: no trailing dot).
+    /// The same attributes with case folded where the keychain ignores it, and the host and port
+    /// as challenges are compared (`ProtectionSpace.foldedHost`, `effectivePort`).
     public var normalized: CredentialAttributes {
         var attributes = self
         attributes.host = ProtectionSpace.foldedHost(host)
         attributes.protocolName = protocolName?.lowercased()
+        attributes.port = port.map { ProtectionSpace.effectivePort($0, scheme: attributes.protocolName) }
         attributes.authenticationMethod = authenticationMethod?.normalized(forProtocol: attributes.protocolName)
-        // Port 0 is the protocol's default port, as in a challenge (`ProtectionSpace.effectivePort`).
-        if port == 0, let scheme = attributes.protocolName, let defaultPort = ProtectionSpace.defaultPorts[scheme] {
-            attributes.port = defaultPort
-        }
         return attributes
     }
 
