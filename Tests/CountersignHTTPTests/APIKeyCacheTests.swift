@@ -51,17 +51,22 @@ struct APIKeyCacheTests {
         (try? await authenticator.authenticate(bearer: Substring(token.text))) != nil
     }
 
+    /// A key revoked, as APIKeyController revokes it (committed, then forgotten here), while a
+    /// request's read of it is held under way; that request is `before`.
+    static func revokedWhileARequestReadsTheKey() async throws -> (StoredKey, APIKeyAuthenticator, before: Task<Bool, Never>) {
+        let stored = StoredKey()
+        let authenticator = authenticator(stored)
+        let before = Task { await accepted(authenticator) }
+        try await KeyLookupsTests.eventually { stored.held == 1 }
+        stored.revoke()
+        authenticator.forget(keyID: keyID)
+        return (stored, authenticator, before)
+    }
+
     /// The request that read the key before the revocation is answered as it was read (the two
     /// were concurrent), but what it read is not kept for the requests after.
     @Test func aReadFromBeforeTheRevocationIsNotKept() async throws {
-        let stored = StoredKey()
-        let authenticator = Self.authenticator(stored)
-        let before = Task { await Self.accepted(authenticator) }
-        try await KeyLookupsTests.eventually { stored.held == 1 }
-
-        // The revocation, as APIKeyController makes it: committed, then forgotten here.
-        stored.revoke()
-        authenticator.forget(keyID: Self.keyID)
+        let (stored, authenticator, before) = try await Self.revokedWhileARequestReadsTheKey()
         stored.releaseAll()
         _ = await before.value
 
@@ -74,13 +79,7 @@ struct APIKeyCacheTests {
     /// A request that arrives after the revocation does not share the read still under way from
     /// before it.
     @Test func aRequestAfterTheRevocationDoesNotShareAReadFromBeforeIt() async throws {
-        let stored = StoredKey()
-        let authenticator = Self.authenticator(stored)
-        let before = Task { await Self.accepted(authenticator) }
-        try await KeyLookupsTests.eventually { stored.held == 1 }
-
-        stored.revoke()
-        authenticator.forget(keyID: Self.keyID)
+        let (stored, authenticator, before) = try await Self.revokedWhileARequestReadsTheKey()
         let after = Task { await Self.accepted(authenticator) }
         // Its own read; a request sharing the earlier one would leave only that one held.
         for _ in 0..<100 where stored.held < 2 { try await Task.sleep(for: .milliseconds(10)) }

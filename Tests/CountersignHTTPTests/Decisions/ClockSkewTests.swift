@@ -47,12 +47,7 @@ struct ClockSkewTests {
     /// The database's clock runs a minute behind the instance's: a block the instance sees
     /// ended still holds for the database, whose clock set it. The credential is not released.
     @Test func aBlockThatHoldsByTheDatabasesClockReleasesNothing() async throws {
-        let url = try await TestDatabase.freshDatabase()
-        let configuration = try await TestService.configuration(databaseURL: url)
-        try await TestService.run(configuration: configuration) { _ in }
-        try await Self.shiftDatabaseClock(url, bySeconds: -60)
-
-        try await TestService.run(configuration: configuration) { api in
+        try await Self.runWithDatabaseClock(shiftedBySeconds: -60) { api in
             let tenant = try await api.tenant()
             _ = try await api.credential(tenant, password: "blocked-for-30-seconds")
             try await api.releasePolicy(tenant, then: #""persistence": "none", "maxFailures": 1, "blockSeconds": 30"#)
@@ -75,12 +70,7 @@ struct ClockSkewTests {
     /// instance's clock is live for the database, which records decisions in it. It is decided
     /// in, as explain (which judges by the database's clock too) says.
     @Test func aSessionLiveByTheDatabasesClockIsDecidedIn() async throws {
-        let url = try await TestDatabase.freshDatabase()
-        let configuration = try await TestService.configuration(databaseURL: url)
-        try await TestService.run(configuration: configuration) { _ in }
-        try await Self.shiftDatabaseClock(url, bySeconds: -60)
-
-        try await TestService.run(configuration: configuration) { api in
+        try await Self.runWithDatabaseClock(shiftedBySeconds: -60) { api in
             let tenant = try await api.tenant()
             try await api.securityCheckHandlers(tenant, #"[{"securityCheck": "StepUp", "action": "cancel"}]"#)
             // Expires 30 s after the database's now(): 30 s ago by the instance's clock.
@@ -94,6 +84,16 @@ struct ClockSkewTests {
             let checks = try await api.securityChecks(tenant, session: session, #"{"StepUp": null}"#)
             #expect(checks.status == 200, "\(checks)")
         }
+    }
+
+    /// Runs `body` against a service on a fresh database whose clock is `seconds` off the
+    /// instance's, migrated before the shift.
+    static func runWithDatabaseClock(shiftedBySeconds seconds: Int, _ body: @Sendable (TestAPI) async throws -> Void) async throws {
+        let url = try await TestDatabase.freshDatabase()
+        let configuration = try await TestService.configuration(databaseURL: url)
+        try await TestService.run(configuration: configuration) { _ in }
+        try await shiftDatabaseClock(url, bySeconds: seconds)
+        try await TestService.run(configuration: configuration) { try await body($0) }
     }
 
     /// Every connection opened from now on reads `now()` `seconds` ahead (behind, when negative),
