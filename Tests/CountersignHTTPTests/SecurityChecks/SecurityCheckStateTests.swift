@@ -17,8 +17,10 @@ struct SecurityCheckStateTests {
             let credential = try await api.credential(tenant, host: "mfp.example.com", account: "pin", password: "0000")
             try await api.securityCheckHandlers(
                 tenant,
-                // Blocked for 4 s: long enough for a loaded machine to see the block, short enough to wait out.
-                Self.handler(credential, #""maxAttempts": 2, "blockedStateExpirationSec": 4, "attemptingStateExpirationSec": 60, "maxFailures": 100"#)
+                // Blocked for 15 s: long enough for a loaded machine to see the block (a CI run under
+                // the whole suite's load took over 4 s for the two requests after it), short enough
+                // to wait out.
+                Self.handler(credential, #""maxAttempts": 2, "blockedStateExpirationSec": 15, "attemptingStateExpirationSec": 60, "maxFailures": 100"#)
             )
             let session = try await api.session(tenant, clientId: "android-1")
 
@@ -30,6 +32,7 @@ struct SecurityCheckStateTests {
             let second = try await api.securityChecks(tenant, session: session, #"{"PinCodeAttempts": null}"#)
             #expect(second.answer("PinCodeAttempts")?["answer"] as? [String: String] == ["pin": "9999"], "\(second)")
             let blocking = try await api.reportSecurityCheck(tenant, session: session, check: "PinCodeAttempts", "failure", payload: #"{"failure": "Account blocked"}"#)
+            let blockedAt = ContinuousClock.now
             #expect(blocking.securityCheckState?["state"] as? String == "blocked", "\(blocking)")
             #expect(blocking.securityCheckState?["remainingAttempts"] as? Int == 0)
             #expect(blocking.securityCheckState?["blocks"] as? Int == 1)
@@ -46,7 +49,7 @@ struct SecurityCheckStateTests {
             let otherReply = try await api.securityChecks(tenant, session: other, #"{"PinCodeAttempts": null}"#)
             #expect(otherReply.answer("PinCodeAttempts")?["action"] as? String == "submitChallengeAnswer", "\(otherReply)")
 
-            try await Task.sleep(for: .milliseconds(4300))
+            try await Task.sleep(until: blockedAt + .milliseconds(15300))
             let lapsed = try #require(try await api.securityCheckStates(tenant, clientId: "android-1").first)
             #expect(lapsed["state"] as? String == "expired")
             #expect(lapsed["storedState"] as? String == "blocked")
