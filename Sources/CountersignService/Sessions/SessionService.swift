@@ -31,7 +31,7 @@ public struct SessionService: Sendable {
         guard let session = try await sessions.get(tenantID: tenantID, id: id) else {
             throw CountersignError(.notFound, "no such session")
         }
-        return session.observed(at: Date())
+        return session
     }
 
     public func invalidate(tenantID: UUID, id: UUID, mode: InvalidationMode) async throws -> Session {

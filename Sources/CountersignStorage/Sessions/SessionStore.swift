@@ -29,10 +29,15 @@ public struct SessionStore: Sendable {
         }
     }
 
+    /// The session as it stands by the database's clock, which is the one that ends it for
+    /// decisions: an expired session reads as invalidated by expiry before the sweeper records it.
     public func get(tenantID: UUID, id: UUID) async throws -> Session? {
         try await pool.withConnection { connection in
-            try connection.query("SELECT \(Self.columns) FROM sessions s WHERE s.tenant_id = $1 AND s.id = $2", [.uuid(tenantID), .uuid(id)])
-                .rows.first.map(Self.session(from:))
+            try connection.query(
+                "SELECT \(Self.columns), now() AS database_now FROM sessions s WHERE s.tenant_id = $1 AND s.id = $2",
+                [.uuid(tenantID), .uuid(id)]
+            )
+            .rows.first.map { row in try Self.session(from: row).observed(at: try row.decode("database_now")) }
         }
     }
 

@@ -14,10 +14,10 @@ struct DemoTenant: Codable {
     var adminKey: String
     var clientKey: String
 
-    static func prepare(configuration: ServiceConfiguration, keysFile: String, logger: Logger) async throws -> DemoTenant {
+    static func prepare(configuration: ServiceConfiguration, masterKeyFile: String, keysFile: String, logger: Logger) async throws -> DemoTenant {
         let pool = PostgresPool(configuration: configuration.database, logger: logger)
         do {
-            let demo = try await prepare(on: pool, configuration: configuration, keysFile: keysFile, logger: logger)
+            let demo = try await prepare(on: pool, configuration: configuration, masterKeyFile: masterKeyFile, keysFile: keysFile, logger: logger)
             await pool.close()
             return demo
         } catch {
@@ -26,9 +26,21 @@ struct DemoTenant: Codable {
         }
     }
 
-    private static func prepare(on pool: PostgresPool, configuration: ServiceConfiguration, keysFile: String, logger: Logger) async throws -> DemoTenant {
+    private static func prepare(
+        on pool: PostgresPool,
+        configuration: ServiceConfiguration,
+        masterKeyFile: String,
+        keysFile: String,
+        logger: Logger
+    ) async throws -> DemoTenant {
         let runner = MigrationRunner(migrations: try SchemaVersion.migrations(in: configuration.migrationsDirectory))
         _ = try await runner.migrate(on: pool, logger: logger)
+        // Before the demo credential is sealed under it, and before the banner promises a service.
+        if try await SecretVault(masterKey: configuration.masterKey, pool: pool).masterKeyMatchesDatabase() == false {
+            throw StartupError(
+                "the master key in \(masterKeyFile) is not this database's: it does not open what the database holds sealed under its master key (after `countersign rekey`, put the new key in \(masterKeyFile))"
+            )
+        }
 
         let keys = APIKeyStore(pool: pool)
         if let data = FileManager.default.contents(atPath: keysFile),

@@ -92,7 +92,12 @@ struct DevCommand: AsyncParsableCommand {
         }
 
         try ListenAddress.checkAvailable(host: configuration.host, port: configuration.port)
-        let demo = try await DemoTenant.prepare(configuration: configuration, keysFile: directory.appendingPathComponent("demo-keys.json").path, logger: logger)
+        let demo = try await DemoTenant.prepare(
+            configuration: configuration,
+            masterKeyFile: http.masterKeyFile ?? Environment.string("COUNTERSIGN_MASTER_KEY_FILE") ?? masterKeyFile,
+            keysFile: directory.appendingPathComponent("demo-keys.json").path,
+            logger: logger
+        )
         // Standard output is a pipe under supervisors: flush so the banner shows before the logs.
         FileHandle.standardOutput.write(Data(demo.banner(host: configuration.host, port: configuration.port, operatorKeyFile: operatorKeyFile).utf8))
 

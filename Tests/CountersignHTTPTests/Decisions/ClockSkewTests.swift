@@ -29,7 +29,8 @@ struct ClockSkewTests {
 
         try await TestService.run(configuration: configuration) { api in
             let read = try await api.call(.get, "/v1/sessions/\(session)", key: tenant.clientKey)
-            #expect(read.string("state") == "active", "the instance's clock still sees it live: \(read)")
+            #expect(read.string("state") == "invalidated", "the instance's clock still sees it live, the database's not: \(read)")
+            #expect(read.string("invalidationReason") == "expired")
 
             let challenge = try await api.decide(tenant, session: session, ChallengeBody(taskId: "late"))
             #expect(challenge.status == 409, "\(challenge)")
@@ -77,6 +78,9 @@ struct ClockSkewTests {
             let opened = try await api.openSession(tenant, ttlSeconds: 30)
             try #require(opened.status == 201)
             let session = try #require(opened.string("id"))
+
+            let read = try await api.call(.get, "/v1/sessions/\(session)", key: tenant.clientKey)
+            #expect(read.string("state") == "active", "\(read)")
 
             let challenge = try await api.decide(tenant, session: session, ChallengeBody(taskId: "in-time"))
             #expect(challenge.status == 200, "\(challenge)")

@@ -23,6 +23,32 @@ struct MasterKeyRotationTests {
         #expect(try String(contentsOf: second.logFile, encoding: .utf8).contains("the master key is not this database's"))
     }
 
+    /// `countersign dev` on a database sealed under another master key (after a `rekey`, say) names
+    /// the key file it read, and stops before its banner promises a service or it seals anything.
+    @Test func devGivenAnotherMasterKeyNamesItsKeyFileBeforeItsBanner() async throws {
+        let databaseURL = try await TestDatabase.freshDatabase()
+        let keys = try ServiceProcess.Keys()
+        defer { keys.remove() }
+        let instance = try ServiceProcess(databaseURL: databaseURL, keys: keys)
+        defer { instance.stop() }
+        try await instance.waitUntilReady()
+        instance.stop()
+
+        let devDirectory = keys.directory.appendingPathComponent("dev").path
+        var environment = ProcessInfo.processInfo.environment
+        environment["COUNTERSIGN_MASTER_KEY_FILE"] = nil
+        let dev = try await ChildProcess.runDetached(
+            ServiceProcess.executable,
+            ["dev", "--data-dir", devDirectory, "--database-url", databaseURL, "--port", String(try LoopbackPort.free()),
+             "--migrations-dir", TestService.migrationsDirectory, "--log-level", "error"],
+            environment: environment
+        )
+        #expect(dev.status == 1, "\(dev.outputText) \(dev.errorText)")
+        #expect(dev.errorText.contains("the master key in \(devDirectory)/master.key is not this database's"), "\(dev.errorText)")
+        #expect(!dev.outputText.contains("Countersign dev is starting"), "\(dev.outputText)")
+        #expect(!FileManager.default.fileExists(atPath: devDirectory + "/demo-keys.json"), "the demo tenant was made under the wrong key")
+    }
+
     @Test func rekeyMovesTheDatabaseToTheNewKeyAndTheOldOneNoLongerStarts() async throws {
         let databaseURL = try await TestDatabase.freshDatabase()
         let keys = try ServiceProcess.Keys()
