@@ -233,3 +233,39 @@ import Testing
         #expect(plan.disposition == .cancelAuthenticationChallenge)
     }
 }
+
+extension TLSDecisionTests {
+    /// A rule without `methods` matches client-certificate challenges too: one naming a password
+    /// by id released the tenant's longest-valid identity (its private key) to any of its hosts
+    /// that asked for a certificate; one naming an account released an identity of any subject.
+    @Test func aRuleNamingAPasswordOrAnAccountReleasesNoOtherIdentity() {
+        let identity = Self.identity(subject: "CN=device")
+        let password = UUID().uuidString.lowercased()
+        let byID = DecisionEngine.decide(
+            Self.inputs(.clientCertificate, rules: [Self.rule(RuleAction(disposition: .useCredential, credentialId: password))], credentials: [identity])
+        )
+        #expect(byID.pending == nil)
+        #expect(byID.disposition == .cancelAuthenticationChallenge)
+        #expect(byID.reason.contains("password"))
+
+        let otherAccount = DecisionEngine.decide(
+            Self.inputs(.clientCertificate, rules: [Self.rule(RuleAction(disposition: .useCredential, account: "svc"))], credentials: [identity])
+        )
+        #expect(otherAccount.pending == nil)
+        #expect(otherAccount.disposition == .cancelAuthenticationChallenge)
+
+        // The account an identity is stored under is its subject: naming it selects that identity.
+        let other = Self.identity(subject: "CN=other", notAfter: Self.now + 864_000)
+        let bySubject = DecisionEngine.decide(
+            Self.inputs(
+                .clientCertificate, rules: [Self.rule(RuleAction(disposition: .useCredential, account: "CN=device"))], credentials: [other, identity]
+            )
+        )
+        guard case .identitySelection(let candidates, _, _) = bySubject.pending else {
+            Issue.record("expected a pending identity selection, got \(bySubject)")
+            return
+        }
+        #expect(candidates.map(\.id) == [identity.id])
+    }
+}
+

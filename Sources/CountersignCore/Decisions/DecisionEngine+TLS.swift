@@ -12,7 +12,9 @@ import Foundation
 /// server is evaluated again.
 ///
 /// Client certificates (`NSURLAuthenticationMethodClientCertificate`): the identity the rule
-/// names (`identityId`), else the tenant's identities, those valid longest first. Identities
+/// names (`identityId`), else the tenant's identities (those whose subject is the rule's
+/// `account`, when it names one; none when it names a password by `credentialId`), those valid
+/// longest first. Identities
 /// outside their validity period are never candidates. Of the candidates, those whose chain
 /// has an issuer among the server's acceptable CAs (all of them when the server names none, or
 /// when the rule named the identity) fit; the first that is not blocked is released with the
@@ -50,23 +52,39 @@ extension DecisionEngine {
             return true
         }
         let named = action.identityId?.lowercased()
+        // A rule without `methods` also matches client-certificate challenges: one that names a
+        // password (`credentialId`) or an account says which credential it releases, and a private
+        // key it does not name must not go to whichever of its hosts asks for a certificate.
+        let namesPassword = named == nil && action.credentialId != nil
+        let account = named == nil ? action.account : nil
         let candidates: [Credential]
         if let named {
             candidates = identities.filter { $0.id.text == named }
+        } else if namesPassword {
+            candidates = []
         } else {
-            candidates = identities.sorted { lhs, rhs in
-                let left = lhs.certificate!, right = rhs.certificate!
-                if left.notAfter != right.notAfter { return left.notAfter > right.notAfter }
-                if lhs.createdAt != rhs.createdAt { return lhs.createdAt < rhs.createdAt }
-                return lhs.id.text < rhs.id.text
-            }
+            candidates = identities
+                // An identity's account is its leaf's subject.
+                .filter { account == nil || $0.attributes.account == account }
+                .sorted { lhs, rhs in
+                    let left = lhs.certificate!, right = rhs.certificate!
+                    if left.notAfter != right.notAfter { return left.notAfter > right.notAfter }
+                    if lhs.createdAt != rhs.createdAt { return lhs.createdAt < rhs.createdAt }
+                    return lhs.id.text < rhs.id.text
+                }
         }
         let valid = candidates.filter { $0.certificate!.isValid(at: inputs.now) }
         guard !valid.isEmpty else {
-            let why =
-                candidates.isEmpty
-                ? (named == nil ? "the tenant has no client identity" : "the client identity it names does not exist")
-                : (named == nil ? "every client identity is expired or not yet valid" : "the client identity it names is expired or not yet valid")
+            let why: String
+            if namesPassword {
+                why = "it names a password credential, not a client identity"
+            } else if let named {
+                why = candidates.isEmpty ? "the client identity it names does not exist" : "the client identity it names is expired or not yet valid"
+            } else if let account {
+                why = candidates.isEmpty ? "no client identity has the subject '\(account)'" : "every client identity with the subject '\(account)' is expired or not yet valid"
+            } else {
+                why = candidates.isEmpty ? "the tenant has no client identity" : "every client identity is expired or not yet valid"
+            }
             return DecisionPlan(
                 disposition: action.whenUnanswerable,
                 scope: scope,
