@@ -269,3 +269,37 @@ extension TLSDecisionTests {
     }
 }
 
+extension TLSDecisionTests {
+    /// A session remembered a trusted chain for its whole life (up to a day by default, as long as
+    /// a policy allows): a leaf that expired meanwhile kept being answered useCredential from memory,
+    /// where an evaluation says `expired`. The memory now holds until the verified path's first
+    /// notAfter, through that second, as OpenSSL reads it.
+    @Test func aRememberedTrustedChainIsEvaluatedAgainOnceACertificateOfItsPathExpired() {
+        let key = Self.space(.serverTrust).key + "|d1"
+        func remembered(until end: Date?) -> [String: SessionMemoryEntry] {
+            var verdict = Self.verdict(trusted: true)
+            verdict.validUntil = end
+            return [
+                key: SessionMemoryEntry(
+                    spaceKey: key, disposition: .useCredential, credentialID: nil, persistence: .forSession, ruleID: "tls", ruleName: nil,
+                    maxFailures: nil, blockedDisposition: nil, trust: verdict
+                )
+            ]
+        }
+        let rules = [Self.rule(RuleAction(disposition: .useCredential))]
+
+        let expired = DecisionEngine.decide(Self.inputs(.serverTrust, rules: rules, memory: remembered(until: Self.now - 1), digest: "d1"))
+        #expect(expired.source == .policy)
+        guard case .serverTrust = expired.pending else {
+            Issue.record("expected the chain evaluated again, got \(expired)")
+            return
+        }
+        #expect(expired.passedOverMemory, "the decision is made past what the session remembers")
+
+        for end in [Self.now, Self.now + 60, nil] {
+            let valid = DecisionEngine.decide(Self.inputs(.serverTrust, rules: rules, memory: remembered(until: end), digest: "d1"))
+            #expect(valid.source == .session, "valid until \(String(describing: end))")
+            #expect(valid.pending == nil)
+        }
+    }
+}

@@ -123,6 +123,30 @@ import Testing
         }
     }
 
+    /// The session answers a trusted chain from memory until the first notAfter of its verified
+    /// path, which the evaluation says; dates a rule excuses end nothing.
+    @Test func aTrustedAnswerSaysUntilWhenTheSessionRemembersIt() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            try await api.policy(tenant, rules: TLSRules.serverTrust(host: "*", trust: TLSRules.anchored([pki.rootCA.certificatePEM])))
+            let session = try await api.session(tenant)
+            let reply = try await api.trustChallenge(tenant, session: session, chain: pki.server.chainDER)
+            #expect(reply.string("disposition") == "useCredential", "\(reply)")
+            let until = try #require(reply.evaluation?["validUntil"] as? String, "\(reply)")
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            let path = [pki.server.certificate, pki.intermediateCA.certificate, pki.rootCA.certificate]
+            #expect(formatter.date(from: until) == path.map(\.notAfter).min())
+
+            let excused = TLSRules.anchored([pki.rootCA.certificatePEM], allowExpired: true)
+            try await api.policy(tenant, rules: TLSRules.serverTrust(host: "*", trust: excused))
+            let other = try await api.session(tenant)
+            let expired = try await api.trustChallenge(tenant, session: other, chain: pki.expired.chainDER)
+            #expect(expired.string("disposition") == "useCredential", "\(expired)")
+            #expect(expired.evaluation?["validUntil"] is NSNull)
+        }
+    }
+
     @Test func noRuleForTheHostMeansDefaultHandling() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()

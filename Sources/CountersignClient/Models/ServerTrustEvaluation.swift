@@ -31,6 +31,9 @@ public struct ServerTrustEvaluation: Codable, Hashable, Sendable {
     public var evaluatedAt: Date
     /// SHA-256 over the presented chain, hex.
     public var chainSha256: String
+    /// Trusted chains: the earliest `notAfter` of the verified path; the service answers the
+    /// chain from the session's memory until then.
+    public var validUntil: Date?
 
     public init(
         trusted: Bool,
@@ -40,7 +43,8 @@ public struct ServerTrustEvaluation: Codable, Hashable, Sendable {
         leafSubject: String? = nil,
         matchedPin: String? = nil,
         evaluatedAt: Date,
-        chainSha256: String
+        chainSha256: String,
+        validUntil: Date? = nil
     ) {
         self.trusted = trusted
         self.host = host
@@ -50,5 +54,6 @@ public struct ServerTrustEvaluation: Codable, Hashable, Sendable {
         self.matchedPin = matchedPin
         self.evaluatedAt = evaluatedAt
         self.chainSha256 = chainSha256
+        self.validUntil = validUntil
     }
 }

@@ -11,7 +11,8 @@ public import Foundation
 ///    `synchronizable`), a credential the client submitted `forSession`, or the answer to a
 ///    session-wide challenge (ServerTrust, ClientCertificate, NTLM, Negotiate). It holds until
 ///    the session ends or the credential is rejected, deleted, or edited so that it no longer
-///    fits the space (unless the rule that released it names it by id); while the remembered
+///    fits the space (unless the rule that released it names it by id), and a trusted chain
+///    until a certificate of its verified path expires; while the remembered
 ///    credential is blocked, the blocked disposition of the rule that released it answers;
 /// 2. the first policy rule that matches; no rule: `performDefaultHandling`;
 /// 3. for `useCredential`, the credential the rule names by id, else the fitting credentials
@@ -148,6 +149,9 @@ public enum DecisionEngine {
             )
         }
         if let trust = remembered.trust {
+            // Trusted when it was evaluated; once a certificate of the path has expired (valid
+            // through its notAfter, as OpenSSL reads it), the policy evaluates the chain again.
+            if let end = trust.validUntil, inputs.now > end { return nil }
             return DecisionPlan(
                 disposition: .useCredential,
                 persistence: remembered.persistence,

@@ -39,6 +39,10 @@ public struct ServerTrustVerdict: Hashable, Sendable, Codable {
     public var evaluatedAt: Date
     /// SHA-256 over the presented chain (see `PresentedChain.digest`), lowercase hex.
     public var chainSHA256: String
+    /// The end of the trust: the earliest `notAfter` of the verified path. A session remembers a
+    /// trusted chain until then, and evaluates it again afterwards; nil when the chain is not
+    /// trusted, or the rule excused validity dates (`allowExpired`).
+    public var validUntil: Date?
 
     public init(
         trusted: Bool,
@@ -48,7 +52,8 @@ public struct ServerTrustVerdict: Hashable, Sendable, Codable {
         leafSubject: String?,
         matchedPin: String?,
         evaluatedAt: Date,
-        chainSHA256: String
+        chainSHA256: String,
+        validUntil: Date? = nil
     ) {
         self.trusted = trusted
         self.host = host
@@ -58,10 +63,11 @@ public struct ServerTrustVerdict: Hashable, Sendable, Codable {
         self.matchedPin = matchedPin
         self.evaluatedAt = evaluatedAt
         self.chainSHA256 = chainSHA256
+        self.validUntil = validUntil
     }
 
     enum CodingKeys: String, CodingKey {
-        case trusted, host, failure, verifiedChain, leafSubject, matchedPin, evaluatedAt
+        case trusted, host, failure, verifiedChain, leafSubject, matchedPin, evaluatedAt, validUntil
         case chainSHA256 = "chainSha256"
     }
 
@@ -76,5 +82,6 @@ public struct ServerTrustVerdict: Hashable, Sendable, Codable {
         try container.encode(matchedPin, forKey: .matchedPin)
         try container.encode(evaluatedAt, forKey: .evaluatedAt)
         try container.encode(chainSHA256, forKey: .chainSHA256)
+        try container.encode(validUntil, forKey: .validUntil)
     }
 }

@@ -32,7 +32,9 @@ public final class ServerTrustEvaluator: Sendable {
             matchedPin: evaluation.matchedPin,
             // Whole seconds: a remembered evaluation goes through JSON and must read back the same.
             evaluatedAt: Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down)),
-            chainSHA256: digest
+            chainSHA256: digest,
+            // Dates excused are no end: the rule trusts the chain whatever they say.
+            validUntil: evaluation.trusted && !request.allowExpired ? evaluation.verifiedChain.map(\.notAfter).min() : nil
         )
     }
 
