@@ -274,6 +274,19 @@ struct PolicyValidationCodeTests {
         #expect(throws: CountersignError(.invalidPolicy, "")) { try Self.validate(RuleAction(disposition: .useCredential, blockSeconds: 600, maxBlockSeconds: 300)) }
         #expect(throws: CountersignError(.invalidPolicy, "")) { try Self.validate(RuleAction(disposition: .useCredential, credentialId: "not-a-uuid")) }
     }
+
+    /// A pin whose last symbol sets bits padded base64 leaves unused decodes to nothing in the
+    /// trust evaluator, so it never matched: saved, it answered every chain `pin_mismatch`.
+    @Test func aPinTheEvaluatorCannotDecodeIsRefused() throws {
+        func pinned(_ pin: String) -> RuleAction {
+            RuleAction(disposition: .useCredential, trust: TrustSettings(pins: [pin]))
+        }
+        let canonical = String(repeating: "A", count: 42) + "E="
+        try Self.validate(pinned(canonical))
+        for pin in [String(repeating: "A", count: 42) + "B=", String(repeating: "A", count: 42) + "F="] {
+            #expect(throws: CountersignError(.invalidPolicy, ""), "\(pin)") { try Self.validate(pinned(pin)) }
+        }
+    }
 }
 
 @Suite("Block schedules")

@@ -16,12 +16,20 @@ public enum UUIDText {
 /// Base64 text, measured without decoding it.
 public enum Base64Text {
     /// The number of bytes `text` decodes to, or `nil` when it is not padded standard base64.
+    ///
+    /// The bits a padded text leaves unused must be zero, as the crypto module's decoder requires
+    /// (two texts must not decode to the same bytes): a pin it would not decode never matches.
     public static func decodedLength(_ text: String) -> Int? {
         let bytes = Array(text.utf8)
         guard !bytes.isEmpty, bytes.count % 4 == 0 else { return nil }
-        let alphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
         let padding = bytes.reversed().prefix(while: { $0 == UInt8(ascii: "=") }).count
-        guard padding <= 2, bytes.dropLast(padding).allSatisfy(alphabet.contains) else { return nil }
+        let symbols = bytes.dropLast(padding)
+        guard padding <= 2, symbols.allSatisfy(alphabet.contains) else { return nil }
+        if padding > 0, let last = symbols.last, let value = alphabet.firstIndex(of: last) {
+            // One `=`: the last symbol carries 4 bits and 2 unused; two: 2 bits and 4 unused.
+            guard value & (padding == 1 ? 0x03 : 0x0f) == 0 else { return nil }
+        }
         return bytes.count / 4 * 3 - padding
     }
 }
