@@ -303,6 +303,29 @@ import Testing
         }
     }
 
+    /// An anchor pasted from a combined key and chain file: the key was skipped by the parser but
+    /// the text saved as it came, so GET /v1/policy and every policy version showed the private key.
+    @Test func policiesRefuseAnchorsThatCarryAPrivateKey() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let anchors = [pki.server.keyPEM + pki.rootCA.certificatePEM, pki.rootCA.certificatePEM + pki.server.keyPEM]
+            let keyLine = String(pki.server.keyPEM.split(separator: "\n")[1])
+            for anchor in anchors {
+                let current = try await api.call(.get, "/v1/policy", key: tenant.adminKey)
+                let trust = TLSRules.anchored([anchor])
+                let reply = try await api.call(
+                    .put, "/v1/policy", key: tenant.adminKey,
+                    json: #"{"version": \#(current.json["version"] as? Int ?? 0), "rules": \#(TLSRules.serverTrust(trust: trust))}"#
+                )
+                #expect(reply.status == 400, "\(reply)")
+                #expect(reply.errorCode == "invalid_policy")
+                #expect(!String(decoding: reply.body, as: UTF8.self).contains(keyLine), "the error names the block, never its contents")
+            }
+            let stored = try await api.call(.get, "/v1/policy", key: tenant.adminKey)
+            #expect(!String(decoding: stored.body, as: UTF8.self).contains(keyLine))
+        }
+    }
+
     @Test func explainEvaluatesWithoutRecording() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()

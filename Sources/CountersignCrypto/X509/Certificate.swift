@@ -109,6 +109,21 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
         return certificates
     }
 
+    /// Parses a PEM text that must hold certificates and nothing else, as trust anchors: a
+    /// private key pasted with them (a server's combined key and chain file) is refused rather
+    /// than skipped, since the text is kept and shown where no secret belongs.
+    ///
+    /// - Throws: `CryptoError` `malformed_certificate` naming the label of a block that is not a
+    ///   certificate (never its contents); the errors of `parseChain(pem:)`.
+    public static func parseCertificatesOnly(pem: String) throws(CryptoError) -> [Certificate] {
+        try PEMReader.forEachBlock(in: Array(pem.utf8), limit: maximumPEMByteCount) { (label, _) throws(CryptoError) in
+            guard label == "CERTIFICATE" || label == "X509 CERTIFICATE" else {
+                throw CryptoError(.malformedCertificate, "PEM holds a \(label.prefix(64)) block where only certificates belong")
+            }
+        }
+        return try parseChain(pem: pem)
+    }
+
     /// Parses a list of DER-encoded certificates, in order.
     ///
     /// - Throws: `CryptoError` `chain_too_long` above `maximumChainLength`; the errors of `init(derBytes:)`.

@@ -108,16 +108,18 @@ public struct PolicyStore: Sendable {
     }
 
     /// Trust anchors must be PEM certificates: one that does not parse would make every
-    /// evaluation of its rule fail, so it is refused when the policy is saved.
+    /// evaluation of its rule fail, so it is refused when the policy is saved. So is any other
+    /// block beside them: the policy is stored as it is sent, in the clear, shown to every admin
+    /// and kept in every version, and a private key pasted with a chain would live there.
     static func validateAnchors(of policy: Policy) throws {
         for (index, rule) in policy.rules.enumerated() {
             for (anchorIndex, anchor) in (rule.then.trust?.anchors ?? []).enumerated() {
                 do {
-                    _ = try Certificate.parseChain(pem: anchor)
+                    _ = try Certificate.parseCertificatesOnly(pem: anchor)
                 } catch {
                     throw CountersignError(
                         .invalidPolicy,
-                        "rules[\(index)].then.trust.anchors[\(anchorIndex)] is not a PEM certificate (\(error.code.rawValue))"
+                        "rules[\(index)].then.trust.anchors[\(anchorIndex)] is not a PEM certificate (\(error.code.rawValue): \(error.message))"
                     )
                 }
             }
