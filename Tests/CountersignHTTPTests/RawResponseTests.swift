@@ -389,6 +389,26 @@ struct RawResponseTests {
         }
     }
 
+    /// A first answer whose Digest header cannot be built once its decision is recorded (503,
+    /// retry) never reached the client: the same 401 forwarded again is no rejection of it.
+    @Test func aDigestAnswerThatFailedIsNoRejectionWhenForwardedAgain() async throws {
+        try await withSideAccess { api, side in
+            let (tenant, session) = try await aliceSession(api, then: #""maxFailures": 1"#)
+            try await interceptWrites("INSERT", on: "digest_nonce_counts", through: side)
+            let failed = try await api.response(tenant, session: session, headers: digest("n1", stale: false))
+            #expect(failed.status == 503, "\(failed)")
+            try await stopIntercepting(on: "digest_nonce_counts", through: side)
+            let again = try await api.response(tenant, session: session, headers: digest("n1", stale: false))
+            #expect(again.status == 200 && again.string("disposition") == "useCredential", "\(again)")
+            #expect(again["countedRejection"] is NSNull, "\(again)")
+            #expect(again.json["remainingAttempts"] as? Int == 1, "\(again)")
+            let header = try DigestHeader(try #require(again.authorizationValue))
+            #expect(header["nonce"] == "n1" && header["nc"] == "00000001")
+            let recorded = try await decision(api, tenant, try #require(again.string("decisionId")))
+            #expect(recorded.json["previousFailureCount"] as? Int == 0, "\(recorded)")
+        }
+    }
+
     @Test func a403ReportedAsAnOutcomeIsRecordedAsRefused() async throws {
         try await TestService.run { api in
             let tenant = try await releasing(api, then: #""maxFailures": 1"#)

@@ -65,7 +65,9 @@ public struct RawResponseService: Sendable {
         var failureCount = 0
         var continued: DecisionEntry?
         if let earlier {
-            failureCount = earlier.previousFailureCount + 1
+            // A release cancelled before its header was sent (see the Digest answer below) failed
+            // nothing: the attempt it began goes on at its failure count.
+            failureCount = earlier.previousFailureCount + (earlier.outcome == .cancelled ? 0 : 1)
             if earlier.outcome == nil {
                 if try await continuesAttempt(earlier, in: context) {
                     guard try await store.claimContinuation(of: earlier) else {
@@ -112,10 +114,18 @@ public struct RawResponseService: Sendable {
                 credential = decision.released
             case .digest(let challenge, let credentialID):
                 guard let released = decision.released else { break }
-                authorization = .init(
-                    name: context.authorizationFieldName,
-                    value: try await digestHeader(challenge, credentialID: credentialID, released: released, tenantID: asker.tenantID, context: context)
-                )
+                do {
+                    authorization = .init(
+                        name: context.authorizationFieldName,
+                        value: try await digestHeader(challenge, credentialID: credentialID, released: released, tenantID: asker.tenantID, context: context)
+                    )
+                } catch {
+                    // The release is recorded, but no header reaches the client: left without an
+                    // outcome, the same response forwarded again (as the 503 invites) would find
+                    // it the task's last release and count it as rejected, though nothing was sent.
+                    _ = try? await decisions.recordOutcome(.cancelled, upstreamStatus: nil, of: decision.id, tenantID: asker.tenantID, source: "response")
+                    throw error
+                }
             }
             return (decision, planned, authorization, credential)
         }
