@@ -63,6 +63,20 @@ struct DigestResponderTests {
         #expect(answer.algorithm.name == algorithm)
     }
 
+    /// Until its nonce expires the answer is as good as the password for that request: neither
+    /// the field value nor the response hash may show when it is printed or dumped.
+    @Test func anAnswerIsRedactedWhenPrintedOrDumped() throws {
+        let challenge = try digestChallenge(#"Digest realm="r", qop="auth", nonce="n""#)
+        let answer = try responder.authorization(
+            for: challenge, user: "Mufasa", password: "Circle of Life", method: "GET", requestURI: "/", cnonce: "c", nonceCount: 1
+        )
+        var dumped = ""
+        dump(answer, to: &dumped)
+        for text in [String(describing: answer), String(reflecting: answer), dumped] {
+            #expect(!text.contains(answer.response) && !text.contains("Mufasa"), "\(text)")
+        }
+    }
+
     // MARK: RFC 7616 §3.9.2 and its erratum
 
     static func rfc7616UserhashChallenge(userhash: Bool = true) -> String {

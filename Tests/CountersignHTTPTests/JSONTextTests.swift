@@ -76,6 +76,15 @@ struct JSONTextTests {
         #expect(released.jsonText.contains("pa55-released"), "the answer itself carries it")
     }
 
+    @Test func aReadyAuthorizationHeaderIsRedactedWhenPrintedOrDumped() {
+        let header = ResponseAnswer.HeaderField(name: "Authorization", value: "Basic YWxpY2U6cGE1NS1yZWxlYXNlZA==")
+        var dumped = ""
+        dump(header, to: &dumped)
+        for text in [String(describing: header), String(reflecting: header), dumped] {
+            #expect(!text.contains("YWxpY2U6cGE1NS1yZWxlYXNlZA") && text.contains("redacted"), "\(text)")
+        }
+    }
+
     @Test func escapesEveryControlCharacter() throws {
         var object = JSONObjectText()
         let text = String((0..<32).map { Character(Unicode.Scalar(UInt8($0))) }) + "\"\\é€😀"

@@ -1,9 +1,10 @@
 /// A computed Digest answer: the `Authorization` (or `Proxy-Authorization`) field value and what
 /// went into it.
 ///
-/// `description` leaves the field value out: until its nonce expires it is as good as the
-/// password for that request, so it should not reach logs by accident.
-public struct DigestAuthorization: Sendable, Hashable, CustomStringConvertible {
+/// `description` and the mirror leave the field value and the response out: until its nonce
+/// expires either is as good as the password for that request, so neither should reach logs or a
+/// debugger's dump by accident.
+public struct DigestAuthorization: Sendable, Hashable, CustomStringConvertible, CustomReflectable {
     /// The complete field value, starting with `Digest `.
     public let headerValue: String
     /// The `response` parameter (the request-digest), lowercase hexadecimal.
@@ -18,5 +19,13 @@ public struct DigestAuthorization: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String {
         "DigestAuthorization(algorithm: \(algorithm), qop: \(qop?.rawValue ?? "none"), nc: \(nonceCount.map(String.init) ?? "none"))"
+    }
+
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: ["headerValue": "redacted", "response": "redacted", "algorithm": algorithm, "qop": qop as Any, "nonceCount": nonceCount as Any],
+            displayStyle: .struct
+        )
     }
 }

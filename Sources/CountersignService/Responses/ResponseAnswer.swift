@@ -143,8 +143,10 @@ public struct ResponseAnswer: Sendable, Encodable {
 }
 
 // The Authorization value of a Basic answer carries the password (base64 is no protection), and a
-// Digest one is as good as the password for its nonce: neither may reach a log line by accident.
-extension ResponseAnswer.HeaderField: CustomStringConvertible, CustomDebugStringConvertible {
+// Digest one is as good as the password for its nonce: neither may reach a log line or a
+// debugger's dump by accident.
+extension ResponseAnswer.HeaderField: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public var description: String { "\(name): redacted" }
     public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["name": name, "value": "redacted"], displayStyle: .struct) }
 }
