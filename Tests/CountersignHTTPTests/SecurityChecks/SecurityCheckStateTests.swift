@@ -81,6 +81,28 @@ struct SecurityCheckStateTests {
         }
     }
 
+    @Test func pagesAfterLongClientIdsAndCheckNamesAreRead() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let credential = try await api.credential(tenant, host: "mfp.example.com", account: "pin", password: "0000")
+            // The longest names the API takes: a check name of 100 characters, client ids of 200
+            // characters, each 4 bytes of UTF-8 (a device named with emoji).
+            let check = String(repeating: "P", count: 100)
+            try await api.securityCheckHandlers(
+                tenant,
+                #"[{"securityCheck": "\#(check)", "action": "submitChallengeAnswer", "credentialId": "\#(credential)", "answer": {"pin": "$secret"}}]"#
+            )
+            let clients = ["1", "2", "3"].map { String(repeating: "📱", count: 199) + $0 }
+            for client in clients {
+                let session = try await api.session(tenant, clientId: client)
+                #expect(try await api.securityChecks(tenant, session: session, #"{"\#(check)": null}"#).status == 200)
+            }
+            let states = try await api.allPages("/v1/security-checks/states", "states", key: tenant.adminKey, limit: 1)
+            #expect(states.pages == 3)
+            #expect(states.entries.compactMap { $0["clientId"] as? String } == clients.reversed(), "each state once, on its own page")
+        }
+    }
+
     @Test func anAdminEndsAClientsBlockAtOnce() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()
