@@ -202,6 +202,53 @@ struct DelegateAnswerTests {
         }
     }
 
+    /// A space as Apple may name it, and the URL of the 401 its own server ended the task with.
+    struct SpaceSpelling: Sendable, CustomStringConvertible {
+        var description: String
+        var host: String
+        var port: Int
+        var scheme: String
+        var finalURL: String
+    }
+
+    static let spellings: [SpaceSpelling] = [
+        SpaceSpelling(description: "Apple's port 0 over https", host: "intranet.example.com", port: 0, scheme: "https", finalURL: "https://intranet.example.com/private"),
+        SpaceSpelling(description: "Apple's port 0 over http", host: "intranet.example.com", port: 0, scheme: "http", finalURL: "http://intranet.example.com/private"),
+        SpaceSpelling(description: "an IPv6 host in brackets", host: "[2001:db8::1]", port: 8443, scheme: "http", finalURL: "http://[2001:db8::1]:8443/private"),
+        SpaceSpelling(description: "an IPv6 host without brackets", host: "2001:db8::1", port: 8443, scheme: "http", finalURL: "http://[2001:db8::1]:8443/private"),
+    ]
+
+    @Test("a 401 from the credential's own server rejects it, however the space spells host and port", arguments: spellings)
+    func spaceSpelling(_ spelling: SpaceSpelling) async throws {
+        let script = FakeCountersign.Script(challenge: { _ in
+            .json(200, FakeCountersign.answerJSON(disposition: "useCredential", credential: Self.password()))
+        })
+        try await FakeCountersign.run(script) { fake in
+            let direct = DirectDelegate(baseURL: fake.baseURL)
+            let space = URLProtectionSpace(
+                host: spelling.host,
+                port: spelling.port,
+                protocol: spelling.scheme,
+                realm: "Fleet",
+                authenticationMethod: NSURLAuthenticationMethodHTTPBasic
+            )
+            let challenge = URLAuthenticationChallenge(
+                protectionSpace: space,
+                proposedCredential: nil,
+                previousFailureCount: 0,
+                failureResponse: Self.response(401, url: spelling.finalURL),
+                error: nil,
+                sender: Challenges.Sender()
+            )
+            let task = direct.task()
+            _ = await direct.answer(challenge, task: task)
+            direct.delegate.taskDidComplete(taskIdentifier: task.taskIdentifier, response: Self.response(401, url: spelling.finalURL), error: nil)
+            await direct.delegate.waitUntilIdle()
+            // Not `accepted`, which would reset the rejection count of a wrong password.
+            #expect(fake.recorder.bodies("outcome") == [#"{"outcome":"rejected","upstreamStatus":401}"#])
+        }
+    }
+
     @Test("an outcome report that fails is retried, then told as an event")
     func outcomeRetried() async throws {
         let script = FakeCountersign.Script(

@@ -291,7 +291,7 @@ public final class CountersignSessionDelegate: NSObject, URLSessionTaskDelegate,
                 spaceKey: snapshot.space.ledgerKey,
                 isProxy: snapshot.space.isProxy,
                 host: snapshot.space.host,
-                port: snapshot.space.port
+                port: snapshot.space.effectivePort
             )
         }
         let recorded = ledger.withLock { ledger in

@@ -12,6 +12,7 @@ struct TaskLedger: Sendable {
         var spaceKey: String
         var isProxy: Bool
         var host: String
+        /// The space's port, Apple's 0 read as the protocol's default (``ProtectionSpace/effectivePort``).
         var port: Int
         /// The status that refused it, known when the same space challenged the task again.
         var rejectedWith: Int?
@@ -118,7 +119,7 @@ struct TaskLedger: Sendable {
             if use.isProxy {
                 refusedHere = status == 407
             } else {
-                let sameServer = (host.map { $0.lowercased() == use.host.lowercased() } ?? true) && (port.map { $0 == use.port } ?? true)
+                let sameServer = (host.map { ProtectionSpace.foldedHost($0) == ProtectionSpace.foldedHost(use.host) } ?? true) && (port.map { $0 == use.port } ?? true)
                 refusedHere = status == 401 && sameServer
             }
             if refusedHere, endedWithError {

@@ -63,9 +63,32 @@ public struct ProtectionSpace: Codable, Hashable, Sendable {
     }
 
     /// How this client tells spaces apart when it follows the credentials it handed to a task:
-    /// origin or proxy, protocol, host, port, realm and method, case folded where case does not matter.
+    /// origin or proxy, protocol, host, port, realm and method, folded as the service folds them.
     var ledgerKey: String {
-        [isProxy ? "proxy" : "origin", protocolName?.lowercased() ?? "", host.lowercased(), String(port), realm ?? "", authenticationMethod.rawValue]
+        [isProxy ? "proxy" : "origin", protocolName?.lowercased() ?? "", Self.foldedHost(host), String(effectivePort), realm ?? "", authenticationMethod.rawValue]
             .joined(separator: "|")
+    }
+
+    /// The port, with Apple's 0 ("the default port for the protocol") read as that port, as the
+    /// service reads it: a task's final response names the port its URL implies (443), so a
+    /// credential given at port 0 would otherwise never be judged by its own server's 401.
+    var effectivePort: Int {
+        guard port == 0, let scheme = (protocolName ?? (isProxy ? proxyType : nil))?.lowercased(), let known = Self.defaultPorts[scheme] else {
+            return port
+        }
+        return known
+    }
+
+    /// The default port of each protocol and proxy type Apple names.
+    static let defaultPorts: [String: Int] = ["http": 80, "https": 443, "ftp": 21, "socks": 1080]
+
+    /// A host as the service compares it: case folded, without a fully qualified name's trailing
+    /// dot, an IPv6 address without its brackets (a protection space may bracket it where a
+    /// response's URL does not, or the other way round).
+    static func foldedHost(_ host: String) -> String {
+        var folded = host.lowercased()
+        if folded.hasPrefix("["), folded.hasSuffix("]") { folded = String(folded.dropFirst().dropLast()) }
+        if folded.count > 1, folded.hasSuffix(".") { folded.removeLast() }
+        return folded
     }
 }
