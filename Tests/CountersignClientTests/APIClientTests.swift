@@ -161,6 +161,16 @@ struct APIClientTests {
         }
     }
 
+    @Test("backoff doubles from the initial wait and never exceeds maxBackoff, jitter included")
+    func backoffBounds() {
+        let policy = RetryPolicy(maxAttempts: 10, initialBackoff: .milliseconds(100), maxBackoff: .seconds(1))
+        let first = (0..<200).map { _ in policy.backoff(after: 1) }
+        #expect(first.allSatisfy { $0 >= .milliseconds(80) && $0 <= .milliseconds(120) })
+        // Capped from the fifth try on (1.6 s before the cap); the jitter must not lift it over.
+        let capped = (0..<200).flatMap { _ in (4...40).map { policy.backoff(after: $0) } }
+        #expect(capped.max()! <= .seconds(1))
+    }
+
     @Test("nothing listening: a transport error, after the tries a refused connection allows")
     func connectionRefused() async throws {
         let client = CountersignClient(configuration: .init(baseURL: URL(string: "http://127.0.0.1:1")!, key: ClientKey("k"), retry: RetryPolicy(maxAttempts: 2, initialBackoff: .milliseconds(5))))

@@ -69,10 +69,11 @@ public struct RetryPolicy: Sendable, Hashable {
     /// Failures that happen before any byte of the request leaves the machine.
     static let notDelivered: Set<URLError.Code> = [.cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet]
 
-    /// The wait before try number `attempt + 1` (`attempt` counts from 1).
+    /// The wait before try number `attempt + 1` (`attempt` counts from 1), never above
+    /// `maxBackoff`: the jitter is taken before the bound, or a capped wait could run 20% over it.
     func backoff(after attempt: Int) -> Duration {
         let exponent = min(attempt - 1, 16)
         let base = min(initialBackoff * (1 << exponent), maxBackoff)
-        return base * Double.random(in: 0.8...1.2)
+        return min(base * Double.random(in: 0.8...1.2), maxBackoff)
     }
 }
