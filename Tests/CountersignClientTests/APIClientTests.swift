@@ -171,6 +171,41 @@ struct APIClientTests {
         #expect(capped.max()! <= .seconds(1))
     }
 
+    @Test("Retry-After: the next try waits as long as asked, and none is made when that is longer than maxBackoff")
+    func retryAfter() async throws {
+        let busy: @Sendable (String) -> FakeCountersign.Answer = { after in
+            var answer = FakeCountersign.Answer.error(503, "service_busy")
+            answer.headers = ["Retry-After": after]
+            return answer
+        }
+        try await FakeCountersign.run(.init(getSession: { call in call == 1 ? busy("1") : .json(200, FakeCountersign.sessionJSON()) })) { fake in
+            let started = ContinuousClock.now
+            _ = try await Self.client(fake).getSession(UUID())
+            #expect(ContinuousClock.now - started >= .seconds(1))
+            #expect(fake.recorder.count("getSession") == 2)
+        }
+        // Longer than the policy's maxBackoff (2 s): fails at once with the 503.
+        try await FakeCountersign.run(.init(openSession: { _ in busy("120") })) { fake in
+            let started = ContinuousClock.now
+            do throws(CountersignClientError) {
+                _ = try await Self.client(fake).openSession(OpenSessionRequest(clientId: "d"))
+                Issue.record("no error")
+            } catch {
+                #expect(error.serviceCode == "service_busy")
+            }
+            #expect(ContinuousClock.now - started < .seconds(2))
+            #expect(fake.recorder.count("openSession") == 1)
+        }
+        // An HTTP date is a wait until then; a past one, none; anything else is no Retry-After.
+        let now = Date(timeIntervalSince1970: 1_445_412_450)  // Wed, 21 Oct 2015 07:27:30 GMT
+        #expect(RetryPolicy.retryAfter("Wed, 21 Oct 2015 07:28:00 GMT", now: now) == .seconds(30))
+        #expect(RetryPolicy.retryAfter("Wed, 21 Oct 2015 07:27:00 GMT", now: now) == .zero)
+        #expect(RetryPolicy.retryAfter(" 7 ", now: now) == .seconds(7))
+        #expect(RetryPolicy.retryAfter("soon", now: now) == nil)
+        #expect(RetryPolicy.retryAfter(nil, now: now) == nil)
+        #expect(RetryPolicy.retryAfter("99999999999999999999999", now: now)! > .seconds(1_000_000))
+    }
+
     @Test("nothing listening: a transport error, after the tries a refused connection allows")
     func connectionRefused() async throws {
         let client = CountersignClient(configuration: .init(baseURL: URL(string: "http://127.0.0.1:1")!, key: ClientKey("k"), retry: RetryPolicy(maxAttempts: 2, initialBackoff: .milliseconds(5))))

@@ -105,8 +105,10 @@ public final class CountersignClient: Sendable {
                 }
             }
             let error = Self.serviceError(status: status, body: data)
-            if attempt < policy.maxAttempts, RetryPolicy.mayRetry(status: status, request.safety, fromCountersign: error.serviceCode != Self.foreignCode(status)) {
-                try await pause(policy.backoff(after: attempt))
+            if attempt < policy.maxAttempts, RetryPolicy.mayRetry(status: status, request.safety, fromCountersign: error.serviceCode != Self.foreignCode(status)),
+                let delay = policy.delay(after: attempt, retryAfter: RetryPolicy.retryAfter(http.value(forHTTPHeaderField: "Retry-After")))
+            {
+                try await pause(delay)
                 attempt += 1
                 continue
             }

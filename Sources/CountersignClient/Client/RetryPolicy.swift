@@ -17,6 +17,10 @@ import Foundation
 ///   decided and recorded (and a second 401 counted as a rejection, a Digest nonce count spent),
 ///   and a second decision for the same challenge would leave the first one without an outcome.
 /// A 429 is treated like a 503. Every other answer is final.
+///
+/// An answer that would be retried and says `Retry-After` (seconds or an HTTP date: a load
+/// balancer's or a rate limiter's 503 or 429) is tried again no sooner than it asks, and not at
+/// all when it asks for longer than ``maxBackoff``: the call then fails with that answer at once.
 public struct RetryPolicy: Sendable, Hashable {
     /// Tries in all, the first included (1 disables retries).
     public var maxAttempts: Int
@@ -68,6 +72,33 @@ public struct RetryPolicy: Sendable, Hashable {
 
     /// Failures that happen before any byte of the request leaves the machine.
     static let notDelivered: Set<URLError.Code> = [.cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet]
+
+    /// The wait before the next try after an answer that said `Retry-After` (`nil`: it did not):
+    /// at least what it asks, or no retry at all (`nil`) when it asks for more than `maxBackoff`.
+    /// A load balancer or rate limiter that names its own wait is not hammered sooner, and a
+    /// challenge is not held longer than the policy allows; the caller's fallback answers instead.
+    func delay(after attempt: Int, retryAfter: Duration?) -> Duration? {
+        let backoff = backoff(after: attempt)
+        guard let retryAfter else { return backoff }
+        guard retryAfter <= maxBackoff else { return nil }
+        return max(backoff, retryAfter)
+    }
+
+    /// A `Retry-After` field (RFC 9110 §10.2.3) as a wait from `now`: delay-seconds or an
+    /// HTTP-date; `nil` when absent or neither.
+    static func retryAfter(_ field: String?, now: Date = Date()) -> Duration? {
+        guard let field = field?.trimmingCharacters(in: .whitespaces), !field.isEmpty else { return nil }
+        if field.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
+            // More digits than an Int holds is still a wait far beyond any policy.
+            return .seconds(Int(field) ?? Int.max)
+        }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        guard let date = formatter.date(from: field) else { return nil }
+        return .seconds(max(0, date.timeIntervalSince(now)))
+    }
 
     /// The wait before try number `attempt + 1` (`attempt` counts from 1), never above
     /// `maxBackoff`: the jitter is taken before the bound, or a capped wait could run 20% over it.
