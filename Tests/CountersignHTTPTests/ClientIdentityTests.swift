@@ -221,6 +221,32 @@ import Testing
         }
     }
 
+    /// Decisions judge an identity's validity by the database's clock; the listing judged it by
+    /// this instance's. With the database's clock two days behind, an identity issued today is not
+    /// yet valid to every decision, and the listing called it valid.
+    @Test func anIdentitysStateIsToldByTheClockDecisionsJudgeItBy() async throws {
+        try await ClockSkewTests.runWithDatabaseClock(shiftedBySeconds: -2 * 86_400) { api in
+            let tenant = try await api.tenant()
+            let uploaded = try await api.call(
+                .post, "/v1/identities", key: tenant.adminKey,
+                json: ["pkcs12": Data(pki.clientA.pkcs12).base64EncodedString(), "password": pki.clientA.password]
+            )
+            #expect(uploaded.status == 201, "\(uploaded)")
+            #expect(uploaded.string("state") == "notYetValid", "\(uploaded)")
+            let id = try #require(uploaded.string("id"))
+            let one = try await api.call(.get, "/v1/identities/\(id)", key: tenant.adminKey)
+            #expect(one.string("state") == "notYetValid", "\(one)")
+            let list = try await api.call(.get, "/v1/identities", key: tenant.adminKey)
+            #expect((list.json["identities"] as? [[String: Any]])?.first?["state"] as? String == "notYetValid", "\(list)")
+
+            try await api.policy(tenant, rules: TLSRules.clientCertificate())
+            let session = try await api.session(tenant)
+            let challenge = try await api.certificateChallenge(tenant, session: session, names: nil)
+            #expect(challenge.string("disposition") == "cancelAuthenticationChallenge", "\(challenge)")
+            #expect(challenge.string("reason")?.contains("not yet valid") == true)
+        }
+    }
+
     @Test func malformedDistinguishedNamesAre4xxAndNotRecorded() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()

@@ -37,24 +37,28 @@ struct IdentityController: Sendable {
             // NIO's blocking pool, so that a costly file never stalls the cooperative pool that
             // answers every tenant's challenges.
             let identity = try await NIOThreadPool.singleton.runIfActive { try Self.identity(from: input) }
+            // Read before the identity is stored: a failure after the commit would answer an error
+            // for an upload that was kept.
+            let now = try await databaseNow(context.tenantID)
             let created = try await identities.create(tenantID: context.tenantID, identity: identity, label: input.label, actor: context.actor)
             cache.forgetTenant(context.tenantID)
             context.logger.notice(
                 "client identity uploaded",
                 metadata: ["identity": "\(created.id.text)", "sha256": "\(created.certificate?.sha256Fingerprint ?? "")"]
             )
-            return try JSONResponse.make(IdentityView(created), status: .created)
+            return try JSONResponse.make(IdentityView(created, now: now), status: .created)
         }
         group.get { request, context in
             let page = try QueryParameters(request.uri.queryParameters, accepting: QueryParameters.paging).page()
             let list = try await identities.list(tenantID: context.tenantID, limit: page.limit, after: page.cursor)
-            return try JSONResponse.make(ListPage("identities", list, IdentityView.init))
+            let now = try await databaseNow(context.tenantID)
+            return try JSONResponse.make(ListPage("identities", list) { IdentityView($0, now: now) })
         }
         group.get(":identityId") { _, context in
             guard let identity = try await identities.get(tenantID: context.tenantID, id: try context.parameters.uuid("identityId")) else {
                 throw CountersignError(.notFound, "no such identity")
             }
-            return try JSONResponse.make(IdentityView(identity))
+            return try JSONResponse.make(IdentityView(identity, now: try await databaseNow(context.tenantID)))
         }
         group.delete(":identityId") { _, context in
             guard try await identities.delete(tenantID: context.tenantID, id: try context.parameters.uuid("identityId"), actor: context.actor) else {
@@ -63,6 +67,13 @@ struct IdentityController: Sendable {
             cache.forgetTenant(context.tenantID)
             return Response(status: .noContent)
         }
+    }
+
+    /// The time an identity's `state` is told at: the database's, by which decisions judge whether
+    /// an identity may be released (`DecisionService`), so that a listing never calls valid an
+    /// identity the decisions refuse as expired because this instance's clock runs behind.
+    private func databaseNow(_ tenantID: UUID) async throws -> Date {
+        try await cache.tenant(tenantID).databaseNow
     }
 
     /// Parses the upload into an identity whose key matches its certificate.
@@ -110,10 +121,12 @@ extension IdentityController.UploadIdentity: CustomStringConvertible, CustomDebu
 /// An identity as admins see it: its certificate and state, never its key.
 struct IdentityView: Encodable {
     var credential: Credential
-    var now = Date()
+    /// When `state` is judged: the database's clock, as decisions judge it.
+    var now: Date
 
-    init(_ credential: Credential) {
+    init(_ credential: Credential, now: Date) {
         self.credential = credential
+        self.now = now
     }
 
     enum CodingKeys: String, CodingKey {

@@ -112,6 +112,8 @@ struct PolicyController: Sendable {
                 clientID: input.clientId ?? "explain",
                 sessionID: input.sessionId
             )
+            // The identity's state as the explanation judged it: by the database's clock.
+            let now = try await cache.tenant(context.tenantID).databaseNow
             return try JSONResponse.make(
                 Explanation(
                     disposition: plan.disposition,
@@ -123,7 +125,7 @@ struct PolicyController: Sendable {
                     reason: plan.reason,
                     blockedUntil: plan.blockedUntil,
                     maxFailures: plan.maxFailures,
-                    identity: plan.credential.flatMap { $0.kind == .clientIdentity ? IdentityView($0) : nil },
+                    identity: plan.credential.flatMap { $0.kind == .clientIdentity ? IdentityView($0, now: now) : nil },
                     evaluation: plan.trust
                 )
             )
