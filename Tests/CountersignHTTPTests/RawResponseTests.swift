@@ -236,6 +236,38 @@ struct RawResponseTests {
         }
     }
 
+    /// A host written another way than decisions record it (a fully qualified name's trailing dot,
+    /// a proxy's IPv6 address without brackets) is the same server: a second 401/407 for the
+    /// header just issued is its rejection, and a 403 its refusal.
+    @Test func aSecond401CountsWhateverWayTheHostIsWritten() async throws {
+        try await TestService.run { api in
+            let tenant = try await releasing(api, then: #""maxFailures": 5"#)
+            _ = try await api.credential(tenant, host: "files.example.com", account: "alice", password: "pw")
+            _ = try await api.credential(tenant, json: #""host": "[2001:db8::7]", "port": 3128, "isProxy": true, "account": "proxy-user", "password": "pp""#)
+            let session = try await api.session(tenant)
+            let basic = [["WWW-Authenticate", #"Basic realm="Files""#]]
+            let url = "https://files.example.com./reports/q3.pdf"
+
+            let first = try await api.response(tenant, session: session, headers: basic, url: url)
+            #expect(first.string("disposition") == "useCredential", "\(first)")
+            let second = try await api.response(tenant, session: session, headers: basic, url: url)
+            #expect(second.string("countedRejection") == first.string("decisionId"), "\(second)")
+            let refused = try await api.response(tenant, session: session, status: 403, headers: [], url: url)
+            #expect(refused.status == 200 && refused.string("reasonCode") == "server_refused", "\(refused)")
+
+            let proxy: [String: any Sendable] = ["host": "2001:db8::7", "port": 3128]
+            let proxyBasic = [["Proxy-Authenticate", #"Basic realm="corp proxy""#]]
+            let viaProxy = try await api.response(
+                tenant, session: session, taskId: "task-2", status: 407, headers: proxyBasic, url: "http://api.example.com/v1", proxy: proxy
+            )
+            #expect(viaProxy.string("disposition") == "useCredential", "\(viaProxy)")
+            let again = try await api.response(
+                tenant, session: session, taskId: "task-2", status: 407, headers: proxyBasic, url: "http://api.example.com/v1", proxy: proxy
+            )
+            #expect(again.string("countedRejection") == viaProxy.string("decisionId"), "\(again)")
+        }
+    }
+
     @Test func aStaleNonceIsNotARejection() async throws {
         try await TestService.run { api in
             let (tenant, session) = try await aliceSession(api, then: #""maxFailures": 5"#)

@@ -1,3 +1,4 @@
+import CountersignCore
 import CountersignPostgres
 public import Foundation
 
@@ -6,7 +7,11 @@ extension DecisionStore {
     /// proxy at `host`:`port` (any realm or method): the credential whose header a further 401,
     /// 407 or 403 for that task answers.
     public func lastRelease(sessionID: UUID, taskID: String, isProxy: Bool, host: String, port: Int) async throws -> DecisionEntry? {
-        try await pool.withConnection { connection in
+        // Decisions record their space's host folded (`ProtectionSpace.normalized`): only lowered,
+        // a fully qualified name's trailing dot or a bare IPv6 address found no release, and a
+        // further 401/407 for the header just issued counted no rejection.
+        let host = ProtectionSpace.foldedHost(host)
+        return try await pool.withConnection { connection in
             try connection.query(
                 """
                 SELECT \(Self.columns) FROM decisions d
@@ -14,7 +19,7 @@ extension DecisionStore {
                   AND d.disposition = 'useCredential' AND d.credential_id IS NOT NULL
                 ORDER BY d.created_at DESC, d.id DESC LIMIT 1
                 """,
-                [.uuid(sessionID), .text(taskID), .bool(isProxy), .text(host.lowercased()), .int(Int64(port))]
+                [.uuid(sessionID), .text(taskID), .bool(isProxy), .text(host), .int(Int64(port))]
             ).rows.first.map(Self.entry(from:))
         }
     }
