@@ -229,7 +229,8 @@ public struct ClientIdentity: Sendable, CustomStringConvertible {
         guard length > 0, let buffer else {
             throw CryptoError(.internalFailure, "OpenSSL could not encode the PKCS#12 file")
         }
-        defer { countersign_OPENSSL_free(buffer) }
+        // The private key is in it, sealed only by the PKCS#12 password.
+        defer { countersign_OPENSSL_clear_free(buffer, Int(length)) }
         return Array(UnsafeBufferPointer(start: buffer, count: Int(length)))
     }
 

@@ -28,12 +28,13 @@ enum DistinguishedName {
     /// match the bytes inside a client certificate; a name that does not decode matches nothing.
     static func equal(_ left: [UInt8], _ right: [UInt8]) -> Bool {
         if left == right { return true }
-        guard let a = decode(left), let b = decode(right) else { return false }
+        guard let a = decode(left) else { return false }
         defer {
             X509_NAME_free(a)
-            X509_NAME_free(b)
             OpenSSLErrorQueue.clear()
         }
+        guard let b = decode(right) else { return false }
+        defer { X509_NAME_free(b) }
         return X509_NAME_cmp(a, b) == 0
     }
 

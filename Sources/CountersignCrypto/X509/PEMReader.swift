@@ -26,7 +26,8 @@ enum PEMReader {
             defer {
                 countersign_OPENSSL_free(name)
                 countersign_OPENSSL_free(header)
-                countersign_OPENSSL_free(data)
+                // A block may be a private key pasted where certificates belong.
+                countersign_OPENSSL_clear_free(data, max(length, 0))
             }
             guard ok == 1 else {
                 // OpenSSL reports the end of input as "no start line"; anything else is damage.
