@@ -219,8 +219,9 @@ public struct SecurityCheckService: Sendable {
         guard let entry = try await store.reset(tenantID: tenantID, securityCheck: securityCheck, clientID: clientID) else {
             throw CountersignError(.notFound, "client '\(clientID)' was never challenged for '\(securityCheck)'")
         }
-        cache.forgetTenant(tenantID)
-        let handler = try await cache.tenant(tenantID).policy.policy.securityCheckHandler(named: securityCheck)
+        // The policy as it stands, read without forgetting: a forget keeps every tenant's state
+        // read meanwhile from being cached, and no cached state holds security-check states.
+        let handler = try await cache.tenant(tenantID, fresh: true).policy.policy.securityCheckHandler(named: securityCheck)
         return SecurityCheckStateView(entry, limits: Self.countingLimits(of: handler))
     }
 
@@ -233,8 +234,7 @@ public struct SecurityCheckService: Sendable {
         after cursor: String?
     ) async throws -> (entries: [SecurityCheckStateView], next: String?) {
         if let securityCheck { try SecurityCheckName.validate(securityCheck, field: "securityCheck") }
-        cache.forgetTenant(tenantID)
-        let policy = try await cache.tenant(tenantID).policy.policy
+        let policy = try await cache.tenant(tenantID, fresh: true).policy.policy
         let page = try await store.list(tenantID: tenantID, clientID: clientID, securityCheck: securityCheck, limit: limit, after: cursor)
         let views = page.entries.map { entry in
             SecurityCheckStateView(entry, limits: Self.countingLimits(of: policy.securityCheckHandler(named: entry.securityCheck)))
