@@ -3,7 +3,7 @@ extension CountersignError.Code {
     public static let invalidSecurityChecks = Self("invalid_security_checks", kind: .invalidInput)
     /// More checks in one challenge list than `SecurityCheckChallenges.maximumChecks`.
     public static let tooManySecurityChecks = Self("too_many_security_checks", kind: .invalidInput)
-    /// A security-check name that is empty, too long, or uses other characters than a-z A-Z 0-9 . _ -
+    /// A security-check name that is empty, too long, `.` or `..`, or uses other characters than a-z A-Z 0-9 . _ -
     public static let invalidSecurityCheckName = Self("invalid_security_check_name", kind: .invalidInput)
     /// One check's payload is larger or deeper than `SecurityCheckChallenges` accepts.
     public static let securityCheckPayloadTooLarge = Self("security_check_payload_too_large", kind: .payloadTooLarge)

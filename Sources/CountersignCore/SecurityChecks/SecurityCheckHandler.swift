@@ -93,7 +93,7 @@ public struct SecurityCheckHandler: Codable, Hashable, Sendable {
 
     func validate(field: String) throws {
         guard SecurityCheckName.isValid(securityCheck) else {
-            throw CountersignError(.invalidPolicy, "\(field).securityCheck must be 1 to \(SecurityCheckName.maximumLength) of a-z A-Z 0-9 . _ -")
+            throw CountersignError(.invalidPolicy, "\(field).securityCheck must be \(SecurityCheckName.rule)")
         }
         switch action {
         case .submitChallengeAnswer:

@@ -27,6 +27,9 @@ struct SecurityCheckInputTests {
         (#"{"challenges": {"\#(longName)": null}}"#, 400, "invalid_security_check_name"),
         (#"{"challenges": {"Pin Code": null}}"#, 400, "invalid_security_check_name"),
         (#"{"challenges": {"": null}}"#, 400, "invalid_security_check_name"),
+        // Report URLs name the check as a path segment, which clients fold away when it is . or ..
+        (#"{"challenges": {".": null}}"#, 400, "invalid_security_check_name"),
+        (#"{"challenges": {"..": null}}"#, 400, "invalid_security_check_name"),
         (#"{"challenges": \#(bigPayload)}"#, 413, "security_check_payload_too_large"),
         (#"{"challenges": \#(deepPayload)}"#, 413, "security_check_payload_too_large"),
         (#"{"challenges": {"PinCodeAttempts": null}, "taskId": "t-1"}"#, 400, "unknown_field"),
@@ -54,6 +57,16 @@ struct SecurityCheckInputTests {
             let reply = try await api.securityChecks(tenant, session: session, Self.bigPayload)
             #expect(reply.status == 413)
             #expect(reply.errorCode == "body_too_large")
+        }
+    }
+
+    /// A handler for a check no report could name is refused when the policy is saved.
+    @Test(arguments: [".", ".."]) func handlersForChecksNamedLikeAPathStepAreRefused(name: String) async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let reply = try await api.putSecurityCheckHandlers(tenant, #"[{"securityCheck": "\#(name)", "action": "cancel"}]"#)
+            #expect(reply.status == 400, "\(reply)")
+            #expect(reply.errorCode == "invalid_policy", "\(reply)")
         }
     }
 
