@@ -190,4 +190,17 @@ struct SecurityCheckEngineTests {
         let answer = decide(handler: handler)
         #expect(answer.decision.credential != nil && answer.decision.maxFailures == 3 && answer.decision.persistence == Persistence.none)
     }
+
+    /// With the default `maxAttempts` of 1, a window's one attempt is its first, not a last one to
+    /// spare: a credential rejected before is answered again once its block has expired. The
+    /// server saying that one attempt remains still withholds it.
+    @Test func aSingleAttemptWindowIsNotALastAttemptToSpare() {
+        let single = SecurityCheckHandler(
+            securityCheck: "PinCodeAttempts", action: .submitChallengeAnswer, credentialId: UUID().uuidString, answer: ["pin": "$secret"]
+        )
+        let fresh = SecurityCheckState.challenged(nil, at: t0, limits: single.limits)
+        #expect(decide(handler: single, state: fresh, failures: 1).action == .submitChallengeAnswer)
+        #expect(decide(handler: single, challenge: ["remainingAttempts": 1], state: fresh, failures: 1).action == .cancel)
+        #expect(decide(handler: single, state: fresh, failures: 1, blockedUntil: t0 + 10).action == .cancel, "its block still holds")
+    }
 }

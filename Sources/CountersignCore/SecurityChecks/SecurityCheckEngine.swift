@@ -5,9 +5,10 @@ import Foundation
 ///
 /// In order: no handler, `unhandled` (the client's own handler answers); a `cancel` handler,
 /// `cancel`; a blocked client or a blocked credential, `cancel`; no attempt left (by the
-/// server's `remainingAttempts` or the central count), `cancel`; one attempt left and the
-/// stored credential already rejected since its last success or change, `cancel` (the last
-/// attempt is never burned with a credential known bad); else `submitChallengeAnswer`.
+/// server's `remainingAttempts` or the central count), `cancel`; the last attempt (the server
+/// says one remains, or the central count has one left of several) and the stored credential
+/// already rejected since its last success or change, `cancel` (the last attempt is never
+/// burned with a credential known bad); else `submitChallengeAnswer`.
 public enum SecurityCheckEngine {
     public static func decide(_ inputs: SecurityCheckInputs) -> SecurityCheckPlan {
         let name = inputs.name
@@ -57,7 +58,11 @@ public enum SecurityCheckEngine {
         guard remaining > 0 else {
             return cancel(rule, "no attempt remains for '\(name)'", remainingAttempts: 0, state: state)
         }
-        if remaining == 1, inputs.credentialFailures > 0 {
+        // A window's first attempt is not its last only because `maxAttempts` is 1 (the default):
+        // read so, one rejection would withhold the credential for good, whatever the expiry of
+        // its block, with its counter showing it unblocked.
+        let lastAttempt = remaining == 1 && (server == 1 || central < limits.maxAttempts)
+        if lastAttempt, inputs.credentialFailures > 0 {
             return cancel(
                 rule,
                 "one attempt remains for '\(name)' and the credential of '\(credential.attributes.account)' was already rejected "
