@@ -198,6 +198,17 @@ struct RawResponseTests {
             let header = try DigestHeader(try #require(digest.authorizationValue, "\(digest)"))
             #expect(header["uri"] == "http://api.example.com/v1?x=1")
             #expect(header["response"] == header.expectedResponse(password: "proxy-pass", method: "GET"))
+
+            // For https the proxy's 407 answers the CONNECT of the tunnel, whatever method the
+            // client forwards: that one goes to the origin, which the proxy never sees.
+            let tunnel = try await api.response(
+                tenant, session: session, taskId: "task-4", status: 407,
+                headers: [["Proxy-Authenticate", #"Digest realm="corp proxy", nonce="t-nonce", qop="auth""#]],
+                url: "https://api.example.com/v1?x=1", proxy: proxy
+            )
+            let tunnelHeader = try DigestHeader(try #require(tunnel.authorizationValue, "\(tunnel)"))
+            #expect(tunnelHeader["uri"] == "api.example.com:443")
+            #expect(tunnelHeader["response"] == tunnelHeader.expectedResponse(password: "proxy-pass", method: "CONNECT"))
         }
     }
 

@@ -8,7 +8,8 @@ public struct ForwardedRequest: Codable, Hashable, Sendable {
     public var url: String
     /// The request-target exactly as sent in the request line, when it is not the default:
     /// the path and query of `url` (origin-form); for a 407 the whole URL (absolute-form), or
-    /// `host:port` for `CONNECT`. Digest hashes it as `uri`.
+    /// `host:port` for `CONNECT` and for an https URL, which is reached through a `CONNECT`
+    /// tunnel. Digest hashes it as `uri`.
     public var requestTarget: String?
     /// The request body, base64, for a Digest challenge that allows only `qop=auth-int`.
     public var body: String?
@@ -93,6 +94,19 @@ public struct ForwardedRequest: Codable, Hashable, Sendable {
         return method
     }
 
+    /// Whether a proxy's 407 answered the `CONNECT` that opens a tunnel to an https origin,
+    /// not the method the client forwards: that one went to the origin, through the tunnel,
+    /// and the proxy never saw it. An explicit `requestTarget` says what was sent instead.
+    func isTunnelRequest(url: ParsedURL, throughProxy: Bool) -> Bool {
+        throughProxy && requestTarget == nil && url.scheme == "https"
+    }
+
+    /// The Digest `method`: `CONNECT` for a tunnel's 407, else the forwarded method.
+    func digestMethod(url: ParsedURL, throughProxy: Bool) throws -> String {
+        let method = try validatedMethod()
+        return isTunnelRequest(url: url, throughProxy: throughProxy) ? "CONNECT" : method
+    }
+
     /// The Digest `uri`: what the request line carried.
     func requestTarget(url: ParsedURL, throughProxy: Bool) throws -> String {
         if let requestTarget {
@@ -103,7 +117,7 @@ public struct ForwardedRequest: Codable, Hashable, Sendable {
         }
         guard throughProxy else { return url.originForm }
         let authority = url.authorityHost + ":" + String(url.port)
-        if AuthenticationSyntax.equalsIgnoringASCIICase(method, "CONNECT") { return authority }
+        if AuthenticationSyntax.equalsIgnoringASCIICase(method, "CONNECT") || isTunnelRequest(url: url, throughProxy: throughProxy) { return authority }
         let port = url.hasExplicitPort ? ":" + String(url.port) : ""
         return "\(url.scheme)://\(url.authorityHost)\(port)\(url.originForm)"
     }

@@ -103,12 +103,13 @@ public struct RawResponse: Codable, Hashable, Sendable {
             target = .init(host: url.host, port: url.port, protocolName: url.scheme, isProxy: false)
         }
         let requestTarget = try request.requestTarget(url: url, throughProxy: status == 407)
+        let method = try request.digestMethod(url: url, throughProxy: status == 407)
         let context = RawResponseContext(
             taskId: taskId,
             status: status,
             challenges: challenges,
             target: target,
-            method: try request.validatedMethod(),
+            method: method,
             requestTarget: requestTarget,
             entityBody: try request.entityBody(),
             previousDecisionId: previousDecisionId

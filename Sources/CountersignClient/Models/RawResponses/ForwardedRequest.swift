@@ -11,6 +11,8 @@ public struct ForwardedRequest: Codable, Hashable, Sendable {
     public var url: String
     /// The request-target as sent in the request line, when it is not the default (the path and
     /// query of ``url``; for a 407 the whole URL, or `host:port` for `CONNECT`). Digest's `uri`.
+    /// Without it, a 407 of an https URL is answered as the proxy's answer to the tunnel's
+    /// `CONNECT`, the request URLSession sends the proxy for https.
     public var requestTarget: String?
     /// The request body, only for a Digest challenge that offers nothing but `qop=auth-int`.
     public var body: Data?
