@@ -82,6 +82,13 @@ struct RawResponseTests {
         #expect(plain.target.port == 8080 && plain.target.protocolName == "http")
         let escaped = try response(headers: [["WWW-Authenticate", "Basic"]], url: "http://h.example/a%20b/c?q=%2F").validated()
         #expect(escaped.requestTarget == "/a%20b/c?q=%2F")
+        // As the request line carried it, not re-encoded: strict servers compare Digest's uri with it.
+        let raw = try response(headers: [["WWW-Authenticate", "Basic"]], url: "http://user@h.example/a|b/%zz?q=x|y#frag").validated()
+        #expect(raw.requestTarget == "/a|b/%zz?q=x|y")
+        let queryOnly = try response(headers: [["WWW-Authenticate", "Basic"]], url: "http://h.example?q=1").validated()
+        #expect(queryOnly.requestTarget == "/?q=1")
+        let nonASCII = try response(headers: [["WWW-Authenticate", "Basic"]], url: "http://h.example/b\u{FC}cher").validated()
+        #expect(nonASCII.requestTarget == "/b%C3%BCcher")
         let overridden = try response(headers: [["WWW-Authenticate", "Basic"]], requestTarget: "*").validated()
         #expect(overridden.requestTarget == "*")
     }

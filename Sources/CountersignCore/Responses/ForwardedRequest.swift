@@ -55,8 +55,7 @@ public struct ForwardedRequest: Codable, Hashable, Sendable {
         guard (1...65535).contains(port) else {
             throw CountersignError(.invalidField, "'request.url' has an invalid port")
         }
-        var originForm = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
-        if let query = components.percentEncodedQuery { originForm += "?" + query }
+        let originForm = Self.originForm(ofURL: Self.percentEncodingNonASCII(url))
         // IPv6 addresses in brackets, as challenges, credentials and rules write them.
         let authorityHost = bare.contains(":") ? "[\(bare)]" : bare
         return ParsedURL(
@@ -67,6 +66,17 @@ public struct ForwardedRequest: Codable, Hashable, Sendable {
             hasExplicitPort: components.port != nil,
             originForm: originForm
         )
+    }
+
+    /// Path (at least `/`) and query as `url` writes them, as the request line carried them:
+    /// URLComponents re-encodes some characters (`|` as `%7C`, a stray `%` as `%25`), and a
+    /// Digest `uri` that differs from the request line is refused by strict servers.
+    static func originForm(ofURL text: String) -> String {
+        let afterScheme = text.range(of: "://").map { text[$0.upperBound...] } ?? Substring(text)
+        let withoutFragment = afterScheme.prefix { $0 != "#" }
+        guard let start = withoutFragment.firstIndex(where: { $0 == "/" || $0 == "?" }) else { return "/" }
+        let target = withoutFragment[start...]
+        return target.hasPrefix("?") ? "/" + target : String(target)
     }
 
     private static func percentEncodingNonASCII(_ text: String) -> String {
