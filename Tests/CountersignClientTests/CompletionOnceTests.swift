@@ -202,6 +202,37 @@ struct CompletionOnceTests {
         }
     }
 
+    @Test("a session the app invalidated on purpose is not replaced: the fallback answers, now and later")
+    func explicitlyInvalidatedSession() async throws {
+        let script = FakeCountersign.Script(
+            challenge: { _ in .error(409, "session_invalidated") },
+            getSession: { _ in .json(200, FakeCountersign.sessionJSON(state: "invalidated")) }
+        )
+        try await FakeCountersign.run(script) { fake in
+            let direct = DirectDelegate(baseURL: fake.baseURL)
+            let first = await direct.answer(Challenges.basic())
+            let second = await direct.answer(Challenges.basic())
+            #expect(first.all.count == 1 && second.all.count == 1)
+            #expect(direct.events.fallbacks.map(\.reason) == [.invalidated, .invalidated])
+            #expect(fake.recorder.count("openSession") == 1)
+            #expect(fake.recorder.count("challenge") == 1)
+        }
+        // One that expired is replaced, as before.
+        let expired = FakeCountersign.sessionJSON(state: "invalidated").replacingOccurrences(of: #""explicit""#, with: #""expired""#)
+        let lapsed = FakeCountersign.Script(
+            challenge: { call in
+                call == 1 ? .error(409, "session_invalidated") : .json(200, FakeCountersign.answerJSON(disposition: "cancelAuthenticationChallenge"))
+            },
+            getSession: { _ in .json(200, expired) }
+        )
+        try await FakeCountersign.run(lapsed) { fake in
+            let direct = DirectDelegate(baseURL: fake.baseURL)
+            let probe = await direct.answer(Challenges.basic())
+            #expect(probe.all.map(\.disposition) == [.cancelAuthenticationChallenge])
+            #expect(fake.recorder.count("openSession") == 2)
+        }
+    }
+
     @Test("a session that keeps ending falls back after one replacement")
     func sessionKeepsEnding() async throws {
         try await FakeCountersign.run(.init(challenge: { _ in .error(409, "session_invalidated") })) { fake in

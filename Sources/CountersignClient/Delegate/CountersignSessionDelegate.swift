@@ -19,7 +19,9 @@ public import FoundationNetworking
 ///
 /// What it does:
 /// - **Session.** Opens a Countersign session at the first challenge, once, however many
-///   challenges arrive together; opens a new one if the service says it expired.
+///   challenges arrive together; opens a new one if the service says it expired. One the app
+///   invalidated through the API (``CountersignClient/invalidateSession(_:mode:)``) is not
+///   replaced: later challenges get the fallback, as after the URLSession's invalidation.
 /// - **Challenges.** Forwards session-wide (`urlSession(_:didReceive:completionHandler:)`) and
 ///   task-specific (`urlSession(_:task:didReceive:completionHandler:)`) challenges with the
 ///   protection space, the proposed credential (its user and whether it had a password, never
@@ -250,9 +252,16 @@ public final class CountersignSessionDelegate: NSObject, URLSessionTaskDelegate,
             do {
                 return .decided(try await client.decideChallenge(challenge, in: session.id))
             } catch {
-                let sessionGone = error.serviceCode == CountersignClientError.Code.sessionInvalidated
-                    || (error.status == 404 && error.serviceCode == CountersignClientError.Code.notFound)
+                let invalidated = error.serviceCode == CountersignClientError.Code.sessionInvalidated
+                let sessionGone = invalidated || (error.status == 404 && error.serviceCode == CountersignClientError.Code.notFound)
                 if round == 0, sessionGone {
+                    // Only a session that lapsed is replaced: one that was invalidated on purpose
+                    // (the app ended it through the API) refuses new challenges, as the contract
+                    // says, and a replacement would have the service release credentials again.
+                    if invalidated, await endedOnPurpose(session.id) {
+                        await keeper.endedOnPurpose(session.id)
+                        return .fallback(.invalidated, nil)
+                    }
                     await keeper.discard(session.id)
                     continue
                 }
@@ -260,6 +269,13 @@ public final class CountersignSessionDelegate: NSObject, URLSessionTaskDelegate,
             }
         }
         return .fallback(.invalidated, nil)
+    }
+
+    /// Whether session `id` was invalidated explicitly rather than by its expiry. When the service
+    /// cannot say, the session is taken as lapsed, as before this was asked.
+    private func endedOnPurpose(_ id: UUID) async -> Bool {
+        guard let ended = try? await client.getSession(id) else { return false }
+        return ended.invalidationReason == .explicit
     }
 
     /// Hands URLSession the service's answer, or the fallback when its credential cannot be used here.

@@ -62,6 +62,13 @@ actor SessionKeeper {
         }
     }
 
+    /// Session `id` was invalidated explicitly (not by its expiry): no other is opened, as after
+    /// ``invalidate(_:)``.
+    func endedOnPurpose(_ id: UUID) async {
+        guard let current = opening, case .success(let session) = await current.value, session.id == id else { return }
+        isInvalidated = true
+    }
+
     /// The session, if one was opened (or is being opened).
     func current() async -> CountersignSession? {
         guard let opening else { return nil }
