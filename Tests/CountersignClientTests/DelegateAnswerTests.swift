@@ -249,6 +249,24 @@ struct DelegateAnswerTests {
         }
     }
 
+    #if canImport(FoundationNetworking)
+    @Test("Linux: a Digest 401 never reaches the delegate; the task ends with it (the raw-response flow answers Digest there)")
+    func digestOnLinux() async throws {
+        try await FakeCountersign.run { fake in
+            try await AuthUpstream.run(.digest, user: "svc", password: "pa55") { upstream in
+                let direct = DirectDelegate(baseURL: fake.baseURL)
+                let session = makeSession(direct.delegate)
+                let summary = try await direct.events.run(session, URL(string: "\(upstream.baseURL)/private")!)
+                session.finishTasksAndInvalidate()
+                await direct.delegate.waitUntilIdle()
+                #expect(summary.status == 401)
+                #expect(summary.decisions.isEmpty && summary.fallbacks.isEmpty)
+                #expect(fake.recorder.all.isEmpty)
+            }
+        }
+    }
+    #endif
+
     @Test("an outcome report that fails is retried, then told as an event")
     func outcomeRetried() async throws {
         let script = FakeCountersign.Script(

@@ -56,7 +56,9 @@ public import FoundationNetworking
 ///   tell them apart).
 ///
 /// Platform notes (Linux, swift-corelibs-foundation, measured with Swift 6.3.1): only HTTP 401
-/// challenges reach the delegate, always through the task-specific method; URLSession retries a
+/// Basic challenges reach the delegate, always through the task-specific method (a Digest 401
+/// raises none: the task ends with it; forward it with
+/// ``CountersignClient/answerRawResponse(_:in:)``); URLSession retries a
 /// refused credential without limit (the tenant's `maxFailures` or ``Configuration/maxAttemptsPerTask``
 /// stops it); `performDefaultHandling` with no proposed credential would leave the task hanging
 /// forever, so the delegate answers `cancelAuthenticationChallenge` instead: the task ends with

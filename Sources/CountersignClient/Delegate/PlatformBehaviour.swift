@@ -7,8 +7,8 @@ import FoundationNetworking
 /// Where URLSession differs between Apple's Foundation and swift-corelibs-foundation (Linux),
 /// as measured with Swift 6.3.1 on Linux.
 ///
-/// On Linux, FoundationNetworking raises challenges only for HTTP 401 responses with
-/// `WWW-Authenticate` (no 407, no TLS challenges), always to the task-specific delegate method;
+/// On Linux, FoundationNetworking raises challenges only for HTTP 401 responses with a Basic
+/// `WWW-Authenticate` (no Digest, no 407, no TLS challenges), always to the task-specific delegate method;
 /// it never proposes a credential and retries a rejected credential without limit, counting up
 /// `previousFailureCount`. `rejectProtectionSpace` cancels the task, and `performDefaultHandling`
 /// with no proposed credential does nothing at all: the task never completes (not even by
