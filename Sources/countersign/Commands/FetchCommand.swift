@@ -98,7 +98,7 @@ struct FetchCommand: AsyncParsableCommand {
         request.httpMethod = method.uppercased()
         request.timeoutInterval = TimeInterval(timeout)
 
-        print("\(request.httpMethod ?? "GET") \(target.absoluteString)")
+        print("\(request.httpMethod ?? "GET") \(Self.shown(target))")
         // A delegate-driven task (no completion handler): URLSession then reports its end to the
         // delegate on every platform, which is where outcomes are reported.
         let task = session.dataTask(with: request)
@@ -114,9 +114,23 @@ struct FetchCommand: AsyncParsableCommand {
         if let status = summary.status {
             print("status: \(status)")
         } else {
-            print("no response: \(summary.error.map { String(describing: $0) } ?? "unknown error")")
+            // The error's own description lists its userInfo, whose failing URL keeps a password.
+            print("no response: \(summary.error.map { ($0 as NSError).localizedDescription } ?? "unknown error")")
         }
         guard let status = summary.status, (200..<400).contains(status) else { throw ExitCode.failure }
+    }
+}
+
+extension FetchCommand {
+    /// `url` as it may be printed: without the user and password a URL may carry
+    /// (`https://alice:secret@host/`), which are the caller's secret.
+    static func shown(_ url: URL) -> String {
+        guard url.user != nil || url.password != nil,
+            var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
+        else { return url.absoluteString }
+        components.percentEncodedUser = nil
+        components.percentEncodedPassword = nil
+        return components.string ?? "(a URL with credentials)"
     }
 }
 

@@ -32,7 +32,7 @@ struct RawFetch {
         var released: ResponseAnswer?
         var status: Int?
 
-        print("\(method) \(target.absoluteString)")
+        print("\(method) \(FetchCommand.shown(target))")
         rounds: for _ in 1...Self.maximumRounds {
             let remaining = deadline - ContinuousClock.now
             guard remaining > .zero else {
