@@ -127,6 +127,29 @@ struct DelegateAnswerTests {
         }
     }
 
+    @Test("a rejection the service counted from a retry whose answer came too late is not reported again")
+    func countedByALateAnswer() async throws {
+        let first = UUID()
+        let script = FakeCountersign.Script(challenge: { call in
+            call == 1
+                ? .json(200, FakeCountersign.answerJSON(id: first, disposition: "useCredential", credential: Self.password(user: "svc-a")))
+                : .json(200, FakeCountersign.answerJSON(disposition: "cancelAuthenticationChallenge", countedRejection: first), delay: .seconds(3))
+        })
+        try await FakeCountersign.run(script) { fake in
+            // Long enough for the first answer even on a loaded machine; the retry's comes later.
+            let direct = DirectDelegate(baseURL: fake.baseURL) { $0.challengeTimeout = .seconds(2) }
+            let task = direct.task()
+            _ = await direct.answer(Challenges.basic(), task: task)
+            let retry = await direct.answer(Challenges.basic(previousFailureCount: 1), task: task)
+            #expect(direct.events.fallbacks.only?.reason == .timedOut)
+            #expect(retry.all.count == 1)
+            direct.delegate.taskDidComplete(taskIdentifier: task.taskIdentifier, response: Self.response(401), error: URLError(.cancelled))
+            await direct.delegate.waitUntilIdle()
+            #expect(fake.recorder.count("outcome") == 0)
+            #expect(direct.events.completedTasks.only?.outcomes.isEmpty == true)
+        }
+    }
+
     @Test("a task cancelled while the challenge that refused its credential waits for Countersign still reports the rejection")
     func cancelledWhileTheRetryIsAsked() async throws {
         let first = UUID()

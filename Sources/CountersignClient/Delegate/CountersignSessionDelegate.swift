@@ -282,6 +282,9 @@ public final class CountersignSessionDelegate: NSObject, URLSessionTaskDelegate,
 
     /// Hands URLSession the service's answer, or the fallback when its credential cannot be used here.
     private func apply(_ answer: DecisionAnswer, _ snapshot: ChallengeSnapshot, taskIdentifier: Int?, once: CompletionOnce) async {
+        // Whether or not this answer is applied (the deadline may have answered first), the
+        // service counted the rejection it names: the task's end must not report it again.
+        if let counted = answer.countedRejection { ledger.withLock { $0.serviceCounted(counted) } }
         var credential: URLCredential?
         if answer.disposition == .useCredential {
             switch CredentialBuilder.credential(for: answer, challenge: snapshot, persistenceLimit: configuration.persistenceLimit) {
@@ -313,7 +316,6 @@ public final class CountersignSessionDelegate: NSObject, URLSessionTaskDelegate,
             )
         }
         let recorded = ledger.withLock { ledger in
-            if let counted = answer.countedRejection { ledger.serviceCounted(counted) }
             guard let taskIdentifier else { return true }
             return ledger.record(summary, use: use, task: taskIdentifier)
         }
