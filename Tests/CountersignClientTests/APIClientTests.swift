@@ -267,6 +267,28 @@ struct APIClientTests {
         }
     }
 
+    @Test("a redirect is not followed: the key never goes to where it points", arguments: [301, 302, 307, 308])
+    func redirectNotFollowed(_ status: Int) async throws {
+        try await FakeCountersign.run { elsewhere in
+            let moved = FakeCountersign.Answer(
+                status: status,
+                body: "",
+                headers: ["Location": "\(elsewhere.baseURL.absoluteString)/v1/sessions/\(UUID().uuidString.lowercased())"]
+            )
+            try await FakeCountersign.run(.init(getSession: { _ in moved })) { fake in
+                do throws(CountersignClientError) {
+                    _ = try await Self.client(fake).getSession(UUID())
+                    Issue.record("no error")
+                } catch {
+                    #expect(error.status == status)
+                    #expect(error.serviceCode == "http_\(status)")
+                }
+                #expect(elsewhere.recorder.all.allSatisfy { $0.authorization == nil })
+                #expect(elsewhere.recorder.all.isEmpty)
+            }
+        }
+    }
+
     @Test("the key never shows: description, debug description, dump, the client, the configuration")
     func keyRedacted() {
         let key = ClientKey("csk_k3m9q2x7w4ab_3q2-7wEjW8kCk0nJ4eXgW5rVvQ9dTt6yZbH1aLmN0pU")

@@ -17,7 +17,9 @@ import FoundationNetworking
 /// Every call throws ``CountersignClientError``: `.service` with the service's status, code and
 /// message, `.transport`, or `.decoding`. Calls are retried only where a repeat is safe (see
 /// ``RetryPolicy``). The key is sent only in the `Authorization` header and never appears in a
-/// description or an error. A client is safe to share between tasks and threads.
+/// description or an error; redirects are not followed (the contract has none), so it never goes
+/// anywhere but `baseURL`: a 3xx fails with `.service` code `http_<status>`. A client is safe to
+/// share between tasks and threads.
 public final class CountersignClient: Sendable {
     /// What the client was made with.
     public let configuration: Configuration

@@ -11,7 +11,22 @@ import FoundationNetworking
 /// than answered. Without this, swift-corelibs-foundation leaves such a task hanging forever
 /// (its default handling does nothing when no credential is stored). TLS challenges get the
 /// system's default handling, so an HTTPS service is verified as usual on Apple platforms.
+///
+/// Redirects are not followed: the contract has none, so one comes from something misconfigured
+/// in between (a captive portal, a load balancer sending http to https or elsewhere), and URLSession
+/// would send the request again, bearer key included, to wherever it points. The 3xx is the
+/// answer instead (`http_<status>`).
 final class InternalSessionDelegate: NSObject, URLSessionTaskDelegate, Sendable {
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest,
+        completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
+    }
+
     func urlSession(
         _ session: URLSession,
         task: URLSessionTask,
