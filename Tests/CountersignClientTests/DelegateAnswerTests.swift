@@ -196,7 +196,13 @@ struct DelegateAnswerTests {
             error: URLError(.timedOut),
             expected: #"{"outcome":"cancelled"}"#
         ),
-        Ending(description: "403: the credential was good", response: response(403), expected: #"{"outcome":"accepted","upstreamStatus":403}"#),
+        // As the service records a 403 forwarded raw: some servers answer a wrong password so.
+        Ending(description: "403 from the same server: refused, neither counted nor a reset", response: response(403), expected: #"{"outcome":"refused","upstreamStatus":403}"#),
+        Ending(
+            description: "403 from another server after a redirect",
+            response: response(403, url: "http://elsewhere.example:8443/x"),
+            expected: #"{"outcome":"accepted","upstreamStatus":403}"#
+        ),
         Ending(
             description: "401 from another server after a redirect",
             response: response(401, url: "http://elsewhere.example:8443/x"),

@@ -45,8 +45,10 @@ public import FoundationNetworking
 /// - **Outcomes.** When a task completes (`urlSession(_:task:didCompleteWithError:)`), each
 ///   credential it was given is reported: `rejected` with the status when the same space
 ///   challenged the task again or the task ended with that space's 401/407 (unless the service
-///   already counted the retry); `accepted` with the status when the task ended with any other
-///   response; `cancelled` when it ended without a response, or failed (timed out, cancelled)
+///   already counted the retry); `refused` with 403 when that origin answered 403 (the server
+///   took the credential and refuses anyway: neither counted nor a reset of the count);
+///   `accepted` with the status when the task ended with any other response; `cancelled` when it
+///   ended without a response, or failed (timed out, cancelled)
 ///   while the request carrying the credential was under way. Decisions that released nothing are
 ///   not reported. Reports are retried (the service counts each once).
 /// - **Invalidation.** `urlSession(_:didBecomeInvalidWithError:)` invalidates the Countersign

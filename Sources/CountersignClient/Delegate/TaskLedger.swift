@@ -92,9 +92,11 @@ struct TaskLedger: Sendable {
     /// - refused by a later challenge of the same space: `rejected` with that challenge's status,
     ///   unless the service already counted it from the retry itself;
     /// - otherwise judged by the final response: the space's authentication failure (401 from
-    ///   that origin, 407 from a proxy) is `rejected`; any other status means the credential
-    ///   got past authentication and is `accepted` (a 403 or 404 is the server's verdict on the
-    ///   request, not on the credential); no response at all is `cancelled`;
+    ///   that origin, 407 from a proxy) is `rejected`; a 403 from that origin is `refused`, as
+    ///   the service records a 403 forwarded raw (the server took the credential and refuses
+    ///   anyway: neither counted nor a reset of the count, since some servers answer a wrong
+    ///   password with 403); any other status means the credential got past authentication and
+    ///   is `accepted`; no response at all is `cancelled`;
     /// - but a task that failed with the space's authentication failure as its response is
     ///   `cancelled`: URLSession keeps the 401/407 that asked for the credential as the task's
     ///   response while it sends the request again, so when that request gets no answer (timed
@@ -116,17 +118,20 @@ struct TaskLedger: Sendable {
                 continue
             }
             let refusedHere: Bool
+            var forbiddenHere = false
             if use.isProxy {
                 refusedHere = status == 407
             } else {
                 let sameServer = (host.map { ProtectionSpace.foldedHost($0) == ProtectionSpace.foldedHost(use.host) } ?? true) && (port.map { $0 == use.port } ?? true)
                 refusedHere = status == 401 && sameServer
+                forbiddenHere = status == 403 && sameServer
             }
             if refusedHere, endedWithError {
                 reports.append(PendingOutcome(decisionId: use.decisionId, report: OutcomeReport(outcome: .cancelled)))
                 continue
             }
-            reports.append(PendingOutcome(decisionId: use.decisionId, report: OutcomeReport(outcome: refusedHere ? .rejected : .accepted, upstreamStatus: status)))
+            let outcome: Outcome = refusedHere ? .rejected : forbiddenHere ? .refused : .accepted
+            reports.append(PendingOutcome(decisionId: use.decisionId, report: OutcomeReport(outcome: outcome, upstreamStatus: status)))
         }
         return Completion(reports: reports, decisions: entry.decisions, fallbacks: entry.fallbacks)
     }
