@@ -402,4 +402,15 @@ struct DelegateAnswerTests {
             #expect(routes == ["openSession", "challenge", "outcome", "invalidate"])
         }
     }
+
+    @Test("a response with more headers than are forwarded keeps its challenges")
+    func challengesOutlastOtherHeaders() throws {
+        var fields = ["WWW-Authenticate": #"Basic realm="r""#, "Proxy-Authenticate": "Negotiate"]
+        for index in 0..<(ChallengeSnapshot.maxHeaders + 50) { fields[String(format: "A-Header-%03d", index)] = "x" }
+        let response = try #require(HTTPURLResponse(url: URL(string: "https://files.example.com/")!, statusCode: 401, httpVersion: "HTTP/1.1", headerFields: fields))
+        let forwarded = ChallengeSnapshot.forwardedHeaders(of: response)
+        #expect(forwarded.count == ChallengeSnapshot.maxHeaders)
+        #expect(forwarded.first { $0.key.lowercased() == "www-authenticate" }?.value == #"Basic realm="r""#)
+        #expect(forwarded.first { $0.key.lowercased() == "proxy-authenticate" }?.value == "Negotiate")
+    }
 }

@@ -95,7 +95,14 @@ struct ChallengeSnapshot: Sendable {
             headers[name] = value
         }
         guard headers.count > maxHeaders else { return headers }
-        return Dictionary(uniqueKeysWithValues: headers.sorted { $0.key < $1.key }.prefix(maxHeaders).map { ($0.key, $0.value) })
+        // The challenges first: they are what the service answers (`W` and `P` sort late).
+        let kept = headers.sorted { (isChallenge($0.key) ? 0 : 1, $0.key) < (isChallenge($1.key) ? 0 : 1, $1.key) }.prefix(maxHeaders)
+        return Dictionary(uniqueKeysWithValues: kept.map { ($0.key, $0.value) })
+    }
+
+    private static func isChallenge(_ name: String) -> Bool {
+        let lowered = name.lowercased()
+        return lowered == "www-authenticate" || lowered == "proxy-authenticate"
     }
 }
 
