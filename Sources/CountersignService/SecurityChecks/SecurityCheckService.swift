@@ -225,7 +225,7 @@ public struct SecurityCheckService: Sendable {
         return SecurityCheckStateView(entry, limits: Self.countingLimits(of: handler))
     }
 
-    /// One page of the tenant's clients' states, most recently changed first, and the cursor of the next page.
+    /// One page of the tenant's clients' states, newest first, and the cursor of the next page.
     public func states(
         tenantID: UUID,
         clientID: String?,

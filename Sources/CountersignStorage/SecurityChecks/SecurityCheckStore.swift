@@ -181,7 +181,7 @@ public struct SecurityCheckStore: Sendable {
         }
     }
 
-    /// One page of the states of the tenant's clients, most recently changed first, and the
+    /// One page of the states of the tenant's clients, newest first, and the
     /// cursor of the next page.
     public func list(
         tenantID: UUID,
@@ -208,7 +208,7 @@ public struct SecurityCheckStore: Sendable {
             let rows = try Self.rows(
                 where: """
                     s.tenant_id = $1 AND ($2::text IS NULL OR s.client_id = $2::text) AND ($3::text IS NULL OR s.security_check = $3::text)
-                      AND ($4::timestamptz IS NULL OR (s.updated_at, s.security_check, s.client_id) < ($4::timestamptz, $5::text, $6::text))
+                      AND ($4::timestamptz IS NULL OR (s.created_at, s.security_check, s.client_id) < ($4::timestamptz, $5::text, $6::text))
                     """,
                 [.uuid(tenantID), PostgresValue(clientID), PostgresValue(securityCheck)] + (position?.values.map(PostgresValue.text) ?? [.null, .null, .null]),
                 limit: limit + 1,
@@ -319,13 +319,14 @@ public struct SecurityCheckStore: Sendable {
         try rows(where: condition, parameters, limit: 1, on: connection).map(entry(from:))
     }
 
-    /// The states `condition` selects, most recently changed first, each with `cursor_at`.
+    /// The states `condition` selects, newest first, each with `cursor_at`: by when the client was
+    /// first challenged for the check, which no later change moves past a page cursor.
     static func rows(where condition: String, _ parameters: [PostgresValue], limit: Int, on connection: PostgresConnection) throws -> [PostgresRow] {
         try connection.query(
             """
-            SELECT \(SecurityCheckStateEntry.columns), s.updated_at::text AS cursor_at FROM security_check_states s
+            SELECT \(SecurityCheckStateEntry.columns), s.created_at::text AS cursor_at FROM security_check_states s
             WHERE \(condition)
-            ORDER BY s.updated_at DESC, s.security_check DESC, s.client_id DESC
+            ORDER BY s.created_at DESC, s.security_check DESC, s.client_id DESC
             LIMIT $\(parameters.count + 1)
             """,
             parameters + [.int(limit)]

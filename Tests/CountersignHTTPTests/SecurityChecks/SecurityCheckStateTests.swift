@@ -103,6 +103,35 @@ struct SecurityCheckStateTests {
         }
     }
 
+    /// A state that changes while an admin pages through the listing is still listed, once.
+    @Test func aStateChangedWhileAnAdminPagesIsListedOnce() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let credential = try await api.credential(tenant, host: "mfp.example.com", account: "pin", password: "0000")
+            try await api.securityCheckHandlers(tenant, Self.handler(credential, #""maxAttempts": 3"#))
+            var sessions: [String: String] = [:]
+            for client in ["device-1", "device-2", "device-3"] {
+                let session = try await api.session(tenant, clientId: client)
+                sessions[client] = session
+                #expect(try await api.securityChecks(tenant, session: session, #"{"PinCodeAttempts": null}"#).status == 200)
+            }
+            let first = try await api.call(.get, "/v1/security-checks/states?limit=1", key: tenant.adminKey)
+            var listed = try #require(first["states"] as? [[String: Any]]).compactMap { $0["clientId"] as? String }
+            var cursor = first.string("nextCursor")
+
+            // The oldest state changes between two pages.
+            #expect(try await api.reportSecurityCheck(tenant, session: try #require(sessions["device-1"]), check: "PinCodeAttempts", "failure").status == 200)
+
+            while let next = cursor {
+                let page = try await api.call(.get, "/v1/security-checks/states?limit=1&cursor=\(next)", key: tenant.adminKey)
+                try #require(page.status == 200, "\(page)")
+                listed += try #require(page["states"] as? [[String: Any]]).compactMap { $0["clientId"] as? String }
+                cursor = page.string("nextCursor")
+            }
+            #expect(listed == ["device-3", "device-2", "device-1"])
+        }
+    }
+
     @Test func anAdminEndsAClientsBlockAtOnce() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()
