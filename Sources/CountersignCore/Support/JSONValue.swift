@@ -94,7 +94,7 @@ extension JSONValue: Codable {
             self = .bool(value)
         } else if let value = try? container.decode(Int64.self) {
             self = .integer(value)
-        } else if let value = try? container.decode(Double.self) {
+        } else if let value = try Self.number(in: container) {
             self = .number(value)
         } else if let value = try? container.decode(String.self) {
             self = .string(value)
@@ -102,6 +102,16 @@ extension JSONValue: Codable {
             self = .array(value)
         } else {
             self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+
+    /// The value as a number; `nil` when it is no number. A number beyond `Double` (`1e400`) is an
+    /// error of its own: tried as the other types, it would be reported as not being an object.
+    private static func number(in container: any SingleValueDecodingContainer) throws -> Double? {
+        do {
+            return try container.decode(Double.self)
+        } catch DecodingError.typeMismatch {
+            return nil
         }
     }
 

@@ -23,6 +23,8 @@ struct SecurityCheckInputTests {
         (#"{"challenges": {"PinCodeAttempts": "pin please"}}"#, 400, "invalid_security_checks"),
         (#"{"challenges": {"PinCodeAttempts": [1, 2]}}"#, 400, "invalid_security_checks"),
         (#"{"challenges": {"PinCodeAttempts": true}}"#, 400, "invalid_security_checks"),
+        // A number no JSON reader keeps: said so, not that it must be an object.
+        (#"{"challenges": {"PinCodeAttempts": {"remainingAttempts": 1e400}}}"#, 400, "invalid_field"),
         (#"{"challenges": \#(manyChecks)}"#, 400, "too_many_security_checks"),
         (#"{"challenges": {"\#(longName)": null}}"#, 400, "invalid_security_check_name"),
         (#"{"challenges": {"Pin Code": null}}"#, 400, "invalid_security_check_name"),
