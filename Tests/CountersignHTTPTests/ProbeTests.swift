@@ -66,6 +66,20 @@ struct ProbeTests {
         }
     }
 
+    /// The parser passes WebDAV's methods and a few dozen others on to the router: each is
+    /// counted as `OTHER`, or a scanner trying them on every route would open a thousand series.
+    @Test func methodsHTTPDoesNotDefineAreCountedAsOtherOnRoutesToo() async throws {
+        try await TestService.run(.live) { api in
+            let port = try #require(api.port)
+            for method in ["PROPFIND", "MKCOL"] {
+                _ = try await RawHTTP.exchange("\(method) /v1/keys/\(UUID().uuidString) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", port: port)
+            }
+            let text = String(decoding: try await api.call(.get, "/metrics").body, as: UTF8.self)
+            #expect(text.contains(#"countersign_http_requests_total{route="/v1/keys/{keyId}",method="OTHER",status="405"}"#), "\(text)")
+            #expect(!text.contains("PROPFIND") && !text.contains("MKCOL"), "\(text)")
+        }
+    }
+
     @Test func refusalsBeforeRoutingAreTimedNotRecordedAsInstant() async throws {
         try await TestService.run(.live) { api in
             let port = try #require(api.port)

@@ -27,7 +27,10 @@ struct RequestObservationMiddleware: RouterMiddleware {
         let elapsed = DispatchTime.now().uptimeNanoseconds - start
         let route = context.endpointPath ?? "unmatched"
         let status = response.status.code
-        metrics.record(route: route, method: request.method, status: status, nanoseconds: elapsed)
+        // The HTTP parser passes on every method it knows (WebDAV's PROPFIND, MKCOL, LOCK... some
+        // thirty), and each would open its own series on every route a scanner tries: those are
+        // counted as `OTHER`, as the refusals before routing are.
+        metrics.record(route: route, method: RequestMetrics.label(request.method), status: status, nanoseconds: elapsed)
         response.headers[Self.requestIDField] = context.id
         let level: Logger.Level = status >= 500 ? Self.lowestLevel : .info
         if context.logger.logLevel <= level {
@@ -60,8 +63,8 @@ final class RequestMetrics: Sendable {
 
     private let instruments = Mutex<[Key: (requests: Counter, duration: Metrics.Timer)]>([:])
 
-    /// The method label of a request refused before it was routed: one HTTP defines, else
-    /// `OTHER`, so that made-up methods cannot multiply the series.
+    /// The method label of a request: one HTTP defines, else `OTHER`, so that other methods
+    /// cannot multiply the series.
     static func label(_ method: HTTPRequest.Method?) -> HTTPRequest.Method {
         guard let method, standardMethods.contains(method) else { return HTTPRequest.Method("OTHER")! }
         return method
