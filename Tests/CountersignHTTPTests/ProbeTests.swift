@@ -80,6 +80,17 @@ struct ProbeTests {
         }
     }
 
+    /// A path no route takes is counted under the one label of requests no route took, as the
+    /// refusals before routing are.
+    @Test func pathsNoRouteTakesAreCountedAsUnmatched() async throws {
+        try await TestService.run { api in
+            #expect(try await api.call(.get, "/v1/no-such-route", checkContract: false).status == 404)
+            let text = String(decoding: try await api.call(.get, "/metrics").body, as: UTF8.self)
+            #expect(text.contains(#"countersign_http_requests_total{route="unmatched",method="GET",status="404"}"#), "\(text)")
+            #expect(!text.contains(#"route="NotFound""#), "\(text)")
+        }
+    }
+
     @Test func refusalsBeforeRoutingAreTimedNotRecordedAsInstant() async throws {
         try await TestService.run(.live) { api in
             let port = try #require(api.port)

@@ -25,7 +25,9 @@ struct RequestObservationMiddleware: RouterMiddleware {
         let start = DispatchTime.now().uptimeNanoseconds
         var response = try await next(request, context)
         let elapsed = DispatchTime.now().uptimeNanoseconds - start
-        let route = context.endpointPath ?? "unmatched"
+        // Hummingbird names a path no route takes "NotFound": one label, `unmatched`, for every
+        // request no route took, as for those refused before routing (`HTTPGuardHandler`).
+        let route = context.endpointPath.flatMap { $0 == "NotFound" ? nil : $0 } ?? "unmatched"
         let status = response.status.code
         // The HTTP parser passes on every method it knows (WebDAV's PROPFIND, MKCOL, LOCK... some
         // thirty), and each would open its own series on every route a scanner tries: those are
