@@ -29,4 +29,18 @@ struct SecretRedactionTests {
             }
         }
     }
+
+    /// A tenant API key shows its public prefix only, also when dumped: on its own and inside
+    /// the value that carries it from its creation to the one response that shows it.
+    @Test func apiKeysShowTheirPrefixOnly() {
+        let secret = "Key-Redaction-Check-" + String(repeating: "k", count: 23)
+        let token = APIKeyToken(lookupID: "abcdefghijkm", secret: secret)
+        let key = APIKey(id: UUID(), tenantID: UUID(), name: "fleet", role: .client, prefix: token.prefix, createdAt: Date(), revokedAt: nil)
+        for value in [token, APIKeyStore.Created(key: key, token: token)] as [Any] {
+            for text in Self.renderings(value) {
+                #expect(!text.contains("Key-Redaction-Check"), "\(text)")
+                #expect(text.contains("csk_abcdefghijkm"), "\(text)")
+            }
+        }
+    }
 }

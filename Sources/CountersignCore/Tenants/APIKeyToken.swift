@@ -53,8 +53,10 @@ public struct APIKeyToken: Sendable, Hashable {
 }
 
 // A token carries a secret: printing one, on purpose or through string interpolation in a log
-// line, shows only its public prefix.
-extension APIKeyToken: CustomStringConvertible, CustomDebugStringConvertible {
+// line, shows only its public prefix. So does its mirror, which `dump` and debuggers walk child by
+// child, past the description, as they walk any value that holds a token.
+extension APIKeyToken: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public var description: String { "\(prefix)_…" }
     public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["prefix": prefix, "secret": "redacted"], displayStyle: .struct) }
 }
