@@ -37,6 +37,33 @@ struct AccessLogTests {
         #expect(box.all.allSatisfy { !$0.contains(clientKey) })
     }
 
+    /// A disabled tenant's key is refused, but its secret checked out: its access line names the
+    /// tenant and the key's prefix, so that an operator can tell whose fleet still calls. A key
+    /// whose secret did not check out stays anonymous.
+    @Test func refusalsOfADisabledTenantsKeysNameTheKey() async throws {
+        let box = LogLines()
+        let handler = RecordingLogHandler(into: box)
+        var logger = Logger(label: "countersign.test.access", factory: { _ in handler })
+        logger.logLevel = .info
+        let asked = Mutex((tenantID: "", clientKey: ""))
+        try await TestService.run(logger: logger) { api in
+            let tenant = try await api.tenant()
+            asked.withLock { $0 = (tenant.id, tenant.clientKey) }
+            #expect(try await api.call(.post, "/v1/tenants/\(tenant.id)/disable", key: TestService.operatorKey).status == 200)
+            #expect(try await api.call(.post, "/v1/sessions", key: tenant.clientKey, json: ["clientId": "device-1"]).errorCode == "tenant_disabled")
+            let forged = String(tenant.clientKey.dropLast(4)) + "AAAA"
+            #expect(try await api.call(.get, "/v1/keys", key: forged).errorCode == "invalid_api_key")
+        }
+        let (tenantID, clientKey) = asked.withLock { $0 }
+        let clientPrefix = clientKey.split(separator: "_").prefix(2).joined(separator: "_")
+        let lines = box.all.filter { $0.hasPrefix("info request ") }
+        let refused = lines.filter { $0.contains("\"status\": 403") }
+        #expect(refused.count == 1 && refused.allSatisfy { $0.contains("\"tenant\": \(tenantID)") && $0.contains("\"key\": \(clientPrefix)") }, "\(refused)")
+        let forged = lines.filter { $0.contains("\"status\": 401") }
+        #expect(forged.count == 1 && forged.allSatisfy { !$0.contains("\"tenant\"") && !$0.contains("\"key\"") }, "\(forged)")
+        #expect(box.all.allSatisfy { !$0.contains(clientKey) })
+    }
+
     /// A request refused before any route sees it gets an access line like any other's, with
     /// its duration.
     @Test func refusalsBeforeRoutingHaveTheirDuration() async throws {

@@ -40,9 +40,11 @@ final class APIKeyAuthenticator: Sendable {
     }
 
     /// The principal a bearer token stands for, or an error saying why it stands for none.
-    func authenticate(bearer token: Substring) async throws -> Principal {
+    /// `verified` hears of a key whose secret checked out but whose tenant is disabled, before the
+    /// refusal is thrown: the key is known, and the access line can name it.
+    func authenticate(bearer token: Substring, verified: (Principal) -> Void = { _ in }) async throws -> Principal {
         if let parsed = APIKeyToken(parsing: token) {
-            return .tenantKey(try await tenantKey(for: parsed))
+            return .tenantKey(try await tenantKey(for: parsed, verified: verified))
         }
         if let operatorKey, operatorKey.matches(token) {
             return .operator
@@ -50,7 +52,7 @@ final class APIKeyAuthenticator: Sendable {
         throw CountersignError(.invalidAPIKey, "the API key is not valid")
     }
 
-    private func tenantKey(for token: APIKeyToken) async throws -> APIKey {
+    private func tenantKey(for token: APIKeyToken, verified: (Principal) -> Void) async throws -> APIKey {
         let now = ContinuousClock.now
         let (cached, forgets) = cache.withLock { ($0.entries[token.lookupID], $0.forgets) }
         let stored: APIKeyStore.Authenticated?
@@ -70,6 +72,7 @@ final class APIKeyAuthenticator: Sendable {
             throw CountersignError(.invalidAPIKey, "the API key is not valid")
         }
         guard !found.tenantDisabled else {
+            verified(.tenantKey(found.key))
             throw CountersignError(.tenantDisabled, "this tenant is disabled")
         }
         return found.key

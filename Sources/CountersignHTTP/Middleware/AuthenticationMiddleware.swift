@@ -18,7 +18,11 @@ struct AuthenticationMiddleware: RouterMiddleware {
         guard parts.count == 2, parts[0].lowercased() == "bearer" else {
             throw CountersignError(.unauthenticated, "send the API key as 'Authorization: Bearer <key>'")
         }
-        let principal = try await authenticator.authenticate(bearer: parts[1].drop(while: { $0 == " " }))
+        // A disabled tenant's key is refused, but it is known: its access line names it, so that
+        // an operator can tell whose fleet still calls.
+        let principal = try await authenticator.authenticate(bearer: parts[1].drop(while: { $0 == " " })) { [accessLog = context.accessLog] in
+            accessLog?.record($0)
+        }
         var context = context
         context.principal = principal
         context.accessLog?.record(principal)
