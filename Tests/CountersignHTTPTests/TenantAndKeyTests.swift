@@ -112,6 +112,30 @@ struct TenantAndKeyTests {
         }
     }
 
+    /// Another instance may take a disabled tenant's keys for its key cache's period (README), but
+    /// it releases no credential to them from the moment the tenant is disabled.
+    @Test func aDisabledTenantGetsNoCredentialFromAnotherInstance() async throws {
+        var configuration = try await TestService.configuration()
+        configuration.apiKeyCacheTTL = .seconds(600)
+        let one = configuration
+        try await TestService.run(configuration: one) { first in
+            let tenant = try await first.tenant()
+            _ = try await first.credential(tenant, password: "disabled-tenant-pw")
+            try await first.releasePolicy(tenant)
+            // The same database and master key: the second instance of one deployment.
+            try await TestService.run(configuration: one) { second in
+                let session = try await second.session(tenant)
+                #expect(try await second.decided(tenant, session: session).credentialPassword == "disabled-tenant-pw")
+                #expect(try await first.call(.post, "/v1/tenants/\(tenant.id)/disable", key: TestService.operatorKey).status == 200)
+                let refused = try await second.decide(tenant, session: session, ChallengeBody(taskId: "task-2", protectionSpace: .basic))
+                #expect(refused.status == 403 && refused.errorCode == "tenant_disabled", "\(refused)")
+                #expect(!String(decoding: refused.body, as: UTF8.self).contains("disabled-tenant-pw"))
+                #expect(try await first.call(.post, "/v1/tenants/\(tenant.id)/enable", key: TestService.operatorKey).status == 200)
+                #expect(try await second.decided(tenant, session: session, taskId: "task-3").credentialPassword == "disabled-tenant-pw")
+            }
+        }
+    }
+
     /// With the key cache on, a wrong secret presented under a real key's public prefix must not
     /// lock the real key out, and a revocation on this instance still takes effect at once.
     @Test func theKeyCacheRemembersKeysNotVerdicts() async throws {

@@ -46,7 +46,10 @@ public struct SecurityCheckService: Sendable {
         var pending = challenges.names
         attempts: for _ in 0..<DecisionService.attempts {
             let session = try await cache.session(asker.sessionID, tenantID: asker.tenantID)
-            let tenant = try await cache.tenant(asker.tenantID)
+            var tenant = try await cache.tenant(asker.tenantID)
+            // As `DecisionService.decideAndRecord`: no answer for a disabled tenant.
+            if tenant.disabled { tenant = try await cache.tenant(asker.tenantID, fresh: true) }
+            guard !tenant.disabled else { throw CountersignError(.tenantDisabled, "this tenant is disabled") }
             // By the database's clock, as the writer judges (`DecisionService.decideAndRecord`).
             guard session.session.isActive(at: tenant.databaseNow) else {
                 throw CountersignError(.sessionInvalidated, "the session is invalidated; open a new one")

@@ -57,12 +57,17 @@ public struct TenantStore: Sendable {
 
     /// Disables or re-enables a tenant; `nil` when there is no such tenant. Disabling twice keeps
     /// the first time.
+    ///
+    /// The tenant's state version moves with it: another instance may still take the tenant's
+    /// keys for its key cache's period, but a decision it made from the tenant's state as it was
+    /// before fails to commit there, and is made again from the state that says disabled, so no
+    /// credential is released after this returns.
     public func setDisabled(id: UUID, _ disabled: Bool) async throws -> Tenant? {
         try await pool.withConnection { connection in
             let sql =
                 disabled
-                ? "UPDATE tenants SET disabled_at = coalesce(disabled_at, now()) WHERE id = $1 RETURNING \(Self.columns)"
-                : "UPDATE tenants SET disabled_at = NULL WHERE id = $1 RETURNING \(Self.columns)"
+                ? "UPDATE tenants SET disabled_at = coalesce(disabled_at, now()), state_version = state_version + 1 WHERE id = $1 RETURNING \(Self.columns)"
+                : "UPDATE tenants SET disabled_at = NULL, state_version = state_version + 1 WHERE id = $1 RETURNING \(Self.columns)"
             return try connection.query(sql, [.uuid(id)]).rows.first.map(Self.tenant(from:))
         }
     }
