@@ -1,3 +1,5 @@
+import CountersignCrypto
+import CountersignHTTP
 import Foundation
 import Testing
 
@@ -171,6 +173,19 @@ struct TenantAndKeyTests {
             #expect(get.errorCode == "not_found")
             #expect(try await api.call(.delete, "/v1/keys/\(oneKeyID)", key: two.adminKey).status == 404)
             #expect(try await api.call(.get, "/v1/keys/\(oneKeyID)", key: one.adminKey).status == 200)
+        }
+    }
+
+    /// The operator key is held as its unsalted SHA-256: a dump showing that would let anyone
+    /// who reads it guess the key offline, at a few billion tries a second.
+    @Test func theOperatorKeyShowsNothingOfItselfWhenPrintedOrDumped() throws {
+        let key = try OperatorKey(TestService.operatorKey)
+        var dumped = ""
+        dump(key, to: &dumped)
+        let hashBytes = Digest.hash(.sha256, TestService.operatorKey).map { "- \($0)" }
+        for text in [String(describing: key), String(reflecting: key), dumped] {
+            #expect(text.contains("redacted"), "\(text)")
+            #expect(hashBytes.filter(text.contains).count < 8, "\(text)")
         }
     }
 
