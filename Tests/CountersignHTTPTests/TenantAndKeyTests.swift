@@ -138,6 +138,29 @@ struct TenantAndKeyTests {
         }
     }
 
+    /// Another instance may take a revoked key for its key cache's period (README), but it
+    /// releases no credential to it from the moment it is revoked.
+    @Test func aRevokedKeyGetsNoCredentialFromAnotherInstance() async throws {
+        var configuration = try await TestService.configuration()
+        configuration.apiKeyCacheTTL = .seconds(600)
+        let one = configuration
+        try await TestService.run(configuration: one) { first in
+            let tenant = try await first.tenant()
+            _ = try await first.credential(tenant, password: "revoked-key-pw")
+            try await first.releasePolicy(tenant)
+            try await TestService.run(configuration: one) { second in
+                let session = try await second.session(tenant)
+                #expect(try await second.decided(tenant, session: session).credentialPassword == "revoked-key-pw")
+                let keys = try await first.call(.get, "/v1/keys", key: tenant.adminKey)
+                let clientKeyID = try #require((keys["keys"] as? [[String: Any]])?.first { $0["role"] as? String == "client" }?["id"] as? String)
+                #expect(try await first.call(.delete, "/v1/keys/\(clientKeyID)", key: tenant.adminKey).status == 200)
+                let refused = try await second.decide(tenant, session: session, ChallengeBody(taskId: "task-2", protectionSpace: .basic))
+                #expect(refused.status == 401 && refused.errorCode == "invalid_api_key", "\(refused)")
+                #expect(!String(decoding: refused.body, as: UTF8.self).contains("revoked-key-pw"))
+            }
+        }
+    }
+
     /// With the key cache on, a wrong secret presented under a real key's public prefix must not
     /// lock the real key out, and a revocation on this instance still takes effect at once.
     @Test func theKeyCacheRemembersKeysNotVerdicts() async throws {

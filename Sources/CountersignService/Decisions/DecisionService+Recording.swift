@@ -61,11 +61,13 @@ extension DecisionService {
         for _ in 0..<Self.attempts {
             let session = try await cache.session(asker.sessionID, tenantID: asker.tenantID)
             var tenant = try await cache.tenant(asker.tenantID)
-            // Another instance may take a disabled tenant's key for its key cache's period: the
-            // state the writer checks against says disabled (`TenantStore.setDisabled`). Read
-            // again before refusing, as a tenant enabled through another instance is enabled now.
+            // Another instance may take a disabled tenant's key, or a revoked key, for its key
+            // cache's period: the state the writer checks against says so (`TenantStore.setDisabled`,
+            // `APIKeyStore.revoke`). A disabled tenant is read again before it is refused, as one
+            // enabled through another instance is enabled now; a revoked key stays revoked.
             if tenant.disabled { tenant = try await cache.tenant(asker.tenantID, fresh: true) }
             guard !tenant.disabled else { throw CountersignError(.tenantDisabled, "this tenant is disabled") }
+            guard !tenant.revokedKeys.contains(asker.keyID) else { throw CountersignError(.invalidAPIKey, "the API key is not valid") }
             // The database's clock set the blocks and the session's expiry, and the writer judges
             // by it: so does the decision. By this instance's own clock, running ahead, a
             // credential still blocked would be released; running behind, an ended session would

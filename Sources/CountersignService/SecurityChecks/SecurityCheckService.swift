@@ -50,6 +50,7 @@ public struct SecurityCheckService: Sendable {
             // As `DecisionService.decideAndRecord`: no answer for a disabled tenant.
             if tenant.disabled { tenant = try await cache.tenant(asker.tenantID, fresh: true) }
             guard !tenant.disabled else { throw CountersignError(.tenantDisabled, "this tenant is disabled") }
+            guard !tenant.revokedKeys.contains(asker.keyID) else { throw CountersignError(.invalidAPIKey, "the API key is not valid") }
             // By the database's clock, as the writer judges (`DecisionService.decideAndRecord`).
             guard session.session.isActive(at: tenant.databaseNow) else {
                 throw CountersignError(.sessionInvalidated, "the session is invalidated; open a new one")

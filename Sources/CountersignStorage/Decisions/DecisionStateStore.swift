@@ -18,6 +18,9 @@ public struct DecisionStateStore: Sendable {
     public struct TenantState: Sendable {
         public var version: Int64
         public var disabled: Bool
+        /// The tenant's revoked keys: another instance may take one for its key cache's period,
+        /// and is answered nothing (revoking moves `version`, `APIKeyStore.revoke`).
+        public var revokedKeys: Set<UUID>
         public var policy: PolicyStore.Versioned
         /// The tenant's credentials and every client's `permanent` ones; not session ones.
         public var credentials: [Credential]
@@ -61,9 +64,14 @@ public struct DecisionStateStore: Sendable {
             ).rows {
                 blocked[try row.decode("credential_id")] = try row.decode("until")
             }
+            let revokedKeys = try connection.query(
+                "SELECT id FROM api_keys WHERE tenant_id = $1 AND revoked_at IS NOT NULL",
+                [.uuid(tenantID)]
+            ).rows.map { try $0.decode("id", as: UUID.self) }
             return TenantState(
                 version: try tenant.decode("state_version"),
                 disabled: try tenant.decode("disabled"),
+                revokedKeys: Set(revokedKeys),
                 policy: policy,
                 credentials: credentials,
                 blockedUntil: blocked,

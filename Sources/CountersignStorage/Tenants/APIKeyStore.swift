@@ -90,12 +90,23 @@ public struct APIKeyStore: Sendable {
 
     /// Revokes a key of the tenant; `nil` when the tenant has no such key. Revoking twice keeps
     /// the first time.
+    ///
+    /// The tenant's state version moves in the same statement: another instance may still take
+    /// the key for its key cache's period, but a decision it made from the tenant's state as it
+    /// was before fails to commit there, and is made again from the state that lists the key as
+    /// revoked, so no credential is released to the key after this returns.
     public func revoke(tenantID: UUID, id: UUID) async throws -> APIKey? {
         try await pool.withConnection { connection in
             try connection.query(
                 """
-                UPDATE api_keys k SET revoked_at = coalesce(k.revoked_at, now())
-                WHERE k.tenant_id = $1 AND k.id = $2 RETURNING \(Self.columns)
+                WITH revoked AS (
+                    UPDATE api_keys k SET revoked_at = coalesce(k.revoked_at, now())
+                    WHERE k.tenant_id = $1 AND k.id = $2 RETURNING k.*
+                ), moved AS (
+                    UPDATE tenants t SET state_version = t.state_version + 1
+                    WHERE t.id = $1 AND EXISTS (SELECT 1 FROM revoked)
+                )
+                SELECT \(Self.columns) FROM revoked k
                 """,
                 [.uuid(tenantID), .uuid(id)]
             ).rows.first.map(Self.key(from:))
