@@ -37,6 +37,28 @@ struct AccessLogTests {
         #expect(box.all.allSatisfy { !$0.contains(clientKey) })
     }
 
+    /// A revoked key is refused, but its secret checked out: its access line names the tenant and
+    /// the key's prefix, so that an operator can tell who still calls with it.
+    @Test func refusalsOfARevokedKeyNameTheKey() async throws {
+        let box = LogLines()
+        let handler = RecordingLogHandler(into: box)
+        var logger = Logger(label: "countersign.test.access", factory: { _ in handler })
+        logger.logLevel = .info
+        let asked = Mutex((tenantID: "", prefix: ""))
+        try await TestService.run(logger: logger) { api in
+            let tenant = try await api.tenant()
+            let created = try await api.call(.post, "/v1/keys", key: tenant.adminKey, json: ["name": "temp", "role": "client"])
+            let secret = try #require(created.string("secret"))
+            let key = try #require(created["key"] as? [String: Any])
+            asked.withLock { $0 = (tenant.id, key["prefix"] as? String ?? "?") }
+            #expect(try await api.call(.delete, "/v1/keys/\(key["id"] as? String ?? "")", key: tenant.adminKey).status == 200)
+            #expect(try await api.call(.post, "/v1/sessions", key: secret, json: ["clientId": "device-1"]).errorCode == "invalid_api_key")
+        }
+        let (tenantID, prefix) = asked.withLock { $0 }
+        let refused = box.all.filter { $0.hasPrefix("info request ") && $0.contains("\"status\": 401") }
+        #expect(refused.count == 1 && refused.allSatisfy { $0.contains("\"tenant\": \(tenantID)") && $0.contains("\"key\": \(prefix)") }, "\(refused)")
+    }
+
     /// A disabled tenant's key is refused, but its secret checked out: its access line names the
     /// tenant and the key's prefix, so that an operator can tell whose fleet still calls. A key
     /// whose secret did not check out stays anonymous.

@@ -40,8 +40,8 @@ final class APIKeyAuthenticator: Sendable {
     }
 
     /// The principal a bearer token stands for, or an error saying why it stands for none.
-    /// `verified` hears of a key whose secret checked out but whose tenant is disabled, before the
-    /// refusal is thrown: the key is known, and the access line can name it.
+    /// `verified` hears of a key whose secret checked out but that is revoked or whose tenant is
+    /// disabled, before the refusal is thrown: the key is known, and the access line can name it.
     func authenticate(bearer token: Substring, verified: (Principal) -> Void = { _ in }) async throws -> Principal {
         if let parsed = APIKeyToken(parsing: token) {
             return .tenantKey(try await tenantKey(for: parsed, verified: verified))
@@ -68,7 +68,11 @@ final class APIKeyAuthenticator: Sendable {
                 cache.entries[token.lookupID] = Entry(found: stored, fetchedAt: now)
             }
         }
-        guard let found = stored.flatMap({ APIKeyStore.matches(token, hash: $0.secretHash) ? $0 : nil }), !found.key.isRevoked else {
+        guard let found = stored.flatMap({ APIKeyStore.matches(token, hash: $0.secretHash) ? $0 : nil }) else {
+            throw CountersignError(.invalidAPIKey, "the API key is not valid")
+        }
+        guard !found.key.isRevoked else {
+            verified(.tenantKey(found.key))
             throw CountersignError(.invalidAPIKey, "the API key is not valid")
         }
         guard !found.tenantDisabled else {

@@ -18,8 +18,8 @@ struct AuthenticationMiddleware: RouterMiddleware {
         guard parts.count == 2, parts[0].lowercased() == "bearer" else {
             throw CountersignError(.unauthenticated, "send the API key as 'Authorization: Bearer <key>'")
         }
-        // A disabled tenant's key is refused, but it is known: its access line names it, so that
-        // an operator can tell whose fleet still calls.
+        // A revoked key, or a disabled tenant's, is refused, but it is known: its access line
+        // names it, so that an operator can tell whose fleet still calls with it.
         let principal = try await authenticator.authenticate(bearer: parts[1].drop(while: { $0 == " " })) { [accessLog = context.accessLog] in
             accessLog?.record($0)
         }
