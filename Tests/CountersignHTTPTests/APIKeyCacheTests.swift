@@ -51,6 +51,34 @@ struct APIKeyCacheTests {
         (try? await authenticator.authenticate(bearer: Substring(token.text))) != nil
     }
 
+    /// Made-up keys, each read once and remembered as unknown, must not push the real keys out
+    /// of the cache: a client spraying them would otherwise make every real key cost a read
+    /// again, and crowd the reads that the decisions' connections are kept from.
+    @Test func madeUpKeysDoNotPushRealKeysOutOfTheCache() async throws {
+        let reads = Mutex(0)
+        let real = APIKeyStore.Authenticated(
+            key: APIKey(id: Self.keyID, tenantID: UUID(), name: "fleet", role: .client, prefix: Self.token.prefix, createdAt: Date(), revokedAt: nil),
+            tenantDisabled: false, secretHash: APIKeyStore.hash(of: Self.token)
+        )
+        let authenticator = APIKeyAuthenticator(
+            lookups: KeyLookups(limit: 4, maxWaiting: 16) { lookupID in
+                guard lookupID == APIKeyCacheTests.token.lookupID else { return nil }
+                reads.withLock { $0 += 1 }
+                return real
+            },
+            operatorKey: nil, ttl: .seconds(600)
+        )
+        #expect(await Self.accepted(authenticator))
+        let alphabet = Array("abcdefghijkmnpqrstuvwxyz23456789")
+        for n in 0..<10_001 {
+            let lookupID = String((0..<12).map { alphabet[(n >> (5 * ($0 % 3))) & 31] })
+            guard lookupID != Self.token.lookupID else { continue }
+            _ = try? await authenticator.authenticate(bearer: Substring("csk_\(lookupID)_" + String(repeating: "x", count: 43)))
+        }
+        #expect(await Self.accepted(authenticator))
+        #expect(reads.withLock { $0 } == 1)
+    }
+
     /// A key revoked, as APIKeyController revokes it (committed, then forgotten here), while a
     /// request's read of it is held under way; that request is `before`.
     static func revokedWhileARequestReadsTheKey() async throws -> (StoredKey, APIKeyAuthenticator, before: Task<Bool, Never>) {

@@ -23,7 +23,11 @@ final class APIKeyAuthenticator: Sendable {
     /// key revoked through this instance while a read of it was under way would be accepted
     /// here for another `ttl`.
     private struct Cache {
+        /// Keys found.
         var entries: [String: Entry] = [:]
+        /// Lookup ids no key has, apart: made-up keys, which cost nothing to send, fill this and
+        /// are dropped together, and never push the keys found out.
+        var unknown: [String: Entry] = [:]
         var forgets = 0
     }
 
@@ -54,7 +58,7 @@ final class APIKeyAuthenticator: Sendable {
 
     private func tenantKey(for token: APIKeyToken, verified: (Principal) -> Void) async throws -> APIKey {
         let now = ContinuousClock.now
-        let (cached, forgets) = cache.withLock { ($0.entries[token.lookupID], $0.forgets) }
+        let (cached, forgets) = cache.withLock { ($0.entries[token.lookupID] ?? $0.unknown[token.lookupID], $0.forgets) }
         let stored: APIKeyStore.Authenticated?
         if let cached, now - cached.fetchedAt < ttl {
             stored = cached.found
@@ -64,8 +68,15 @@ final class APIKeyAuthenticator: Sendable {
             stored = try await lookups.key(lookupID: token.lookupID, readAfter: forgets)
             cache.withLock { cache in
                 guard cache.forgets == forgets else { return }
-                if cache.entries.count >= Self.cacheLimit { cache.entries.removeAll(keepingCapacity: true) }
-                cache.entries[token.lookupID] = Entry(found: stored, fetchedAt: now)
+                let entry = Entry(found: stored, fetchedAt: now)
+                if stored == nil {
+                    if cache.unknown.count >= Self.cacheLimit { cache.unknown.removeAll(keepingCapacity: true) }
+                    cache.unknown[token.lookupID] = entry
+                } else {
+                    if cache.entries.count >= Self.cacheLimit { cache.entries.removeAll(keepingCapacity: true) }
+                    cache.entries[token.lookupID] = entry
+                    cache.unknown[token.lookupID] = nil
+                }
             }
         }
         guard let found = stored.flatMap({ APIKeyStore.matches(token, hash: $0.secretHash) ? $0 : nil }) else {
