@@ -113,8 +113,10 @@ public struct APIKeyStore: Sendable {
         }
     }
 
-    /// The key a presented token names, if its secret matches; revoked keys are returned too,
-    /// so that the caller can tell a revoked key from a wrong one in its own logs.
+    /// The key a presented token names, if its secret matches, revoked or not: the caller decides
+    /// what a revoked key or a disabled tenant means to it (`countersign dev` makes new demo
+    /// keys). Requests are authenticated through `find` and `matches` instead, whose results the
+    /// key cache keeps.
     public func lookup(_ token: APIKeyToken) async throws -> Authenticated? {
         guard let found = try await find(lookupID: token.lookupID), Self.matches(token, hash: found.secretHash) else { return nil }
         return found
