@@ -5,13 +5,19 @@ import Testing
 
 @Suite("Access log")
 struct AccessLogTests {
-    /// The access line of each request says who asked, though the key is checked further in
-    /// than the line is written; the ids are in lower case, as in the API's answers.
-    @Test func accessLinesNameTheTenantAndKeyPrefix() async throws {
+    /// A logger at `info` whose lines `box` keeps.
+    static func recordingLogger() -> (box: LogLines, logger: Logger) {
         let box = LogLines()
         let handler = RecordingLogHandler(into: box)
         var logger = Logger(label: "countersign.test.access", factory: { _ in handler })
         logger.logLevel = .info
+        return (box, logger)
+    }
+
+    /// The access line of each request says who asked, though the key is checked further in
+    /// than the line is written; the ids are in lower case, as in the API's answers.
+    @Test func accessLinesNameTheTenantAndKeyPrefix() async throws {
+        let (box, logger) = Self.recordingLogger()
         let asked = Mutex((tenantID: "", clientKey: ""))
         try await TestService.run(logger: logger) { api in
             let tenant = try await api.tenant()
@@ -40,10 +46,7 @@ struct AccessLogTests {
     /// A revoked key is refused, but its secret checked out: its access line names the tenant and
     /// the key's prefix, so that an operator can tell who still calls with it.
     @Test func refusalsOfARevokedKeyNameTheKey() async throws {
-        let box = LogLines()
-        let handler = RecordingLogHandler(into: box)
-        var logger = Logger(label: "countersign.test.access", factory: { _ in handler })
-        logger.logLevel = .info
+        let (box, logger) = Self.recordingLogger()
         let asked = Mutex((tenantID: "", prefix: ""))
         try await TestService.run(logger: logger) { api in
             let tenant = try await api.tenant()
@@ -63,10 +66,7 @@ struct AccessLogTests {
     /// tenant and the key's prefix, so that an operator can tell whose fleet still calls. A key
     /// whose secret did not check out stays anonymous.
     @Test func refusalsOfADisabledTenantsKeysNameTheKey() async throws {
-        let box = LogLines()
-        let handler = RecordingLogHandler(into: box)
-        var logger = Logger(label: "countersign.test.access", factory: { _ in handler })
-        logger.logLevel = .info
+        let (box, logger) = Self.recordingLogger()
         let asked = Mutex((tenantID: "", clientKey: ""))
         try await TestService.run(logger: logger) { api in
             let tenant = try await api.tenant()
@@ -89,10 +89,7 @@ struct AccessLogTests {
     /// A request refused before any route sees it gets an access line like any other's, with
     /// its duration.
     @Test func refusalsBeforeRoutingHaveTheirDuration() async throws {
-        let box = LogLines()
-        let handler = RecordingLogHandler(into: box)
-        var logger = Logger(label: "countersign.test.access", factory: { _ in handler })
-        logger.logLevel = .info
+        let (box, logger) = Self.recordingLogger()
         try await TestService.run(.live, logger: logger) { api in
             let port = try #require(api.port)
             _ = try await RawHTTP.exchange("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: gzip\r\n\r\n", port: port)
