@@ -117,47 +117,47 @@ struct TenantAndKeyTests {
     /// Another instance may take a disabled tenant's keys for its key cache's period (README), but
     /// it releases no credential to them from the moment the tenant is disabled.
     @Test func aDisabledTenantGetsNoCredentialFromAnotherInstance() async throws {
+        try await Self.twoInstances(releasing: "disabled-tenant-pw") { first, second, tenant in
+            let session = try await second.session(tenant)
+            #expect(try await second.decided(tenant, session: session).credentialPassword == "disabled-tenant-pw")
+            #expect(try await first.call(.post, "/v1/tenants/\(tenant.id)/disable", key: TestService.operatorKey).status == 200)
+            let refused = try await second.decide(tenant, session: session, ChallengeBody(taskId: "task-2", protectionSpace: .basic))
+            #expect(refused.status == 403 && refused.errorCode == "tenant_disabled", "\(refused)")
+            #expect(!String(decoding: refused.body, as: UTF8.self).contains("disabled-tenant-pw"))
+            #expect(try await first.call(.post, "/v1/tenants/\(tenant.id)/enable", key: TestService.operatorKey).status == 200)
+            #expect(try await second.decided(tenant, session: session, taskId: "task-3").credentialPassword == "disabled-tenant-pw")
+        }
+    }
+
+    /// Two instances of one deployment (one database, one master key) that keep keys for ten
+    /// minutes, and a tenant whose policy releases `password` from session memory.
+    static func twoInstances(
+        releasing password: String,
+        _ body: @escaping @Sendable (_ first: TestAPI, _ second: TestAPI, _ tenant: TestAPI.Tenant) async throws -> Void
+    ) async throws {
         var configuration = try await TestService.configuration()
         configuration.apiKeyCacheTTL = .seconds(600)
         let one = configuration
         try await TestService.run(configuration: one) { first in
             let tenant = try await first.tenant()
-            _ = try await first.credential(tenant, password: "disabled-tenant-pw")
+            _ = try await first.credential(tenant, password: password)
             try await first.releasePolicy(tenant)
-            // The same database and master key: the second instance of one deployment.
-            try await TestService.run(configuration: one) { second in
-                let session = try await second.session(tenant)
-                #expect(try await second.decided(tenant, session: session).credentialPassword == "disabled-tenant-pw")
-                #expect(try await first.call(.post, "/v1/tenants/\(tenant.id)/disable", key: TestService.operatorKey).status == 200)
-                let refused = try await second.decide(tenant, session: session, ChallengeBody(taskId: "task-2", protectionSpace: .basic))
-                #expect(refused.status == 403 && refused.errorCode == "tenant_disabled", "\(refused)")
-                #expect(!String(decoding: refused.body, as: UTF8.self).contains("disabled-tenant-pw"))
-                #expect(try await first.call(.post, "/v1/tenants/\(tenant.id)/enable", key: TestService.operatorKey).status == 200)
-                #expect(try await second.decided(tenant, session: session, taskId: "task-3").credentialPassword == "disabled-tenant-pw")
-            }
+            try await TestService.run(configuration: one) { second in try await body(first, second, tenant) }
         }
     }
 
     /// Another instance may take a revoked key for its key cache's period (README), but it
     /// releases no credential to it from the moment it is revoked.
     @Test func aRevokedKeyGetsNoCredentialFromAnotherInstance() async throws {
-        var configuration = try await TestService.configuration()
-        configuration.apiKeyCacheTTL = .seconds(600)
-        let one = configuration
-        try await TestService.run(configuration: one) { first in
-            let tenant = try await first.tenant()
-            _ = try await first.credential(tenant, password: "revoked-key-pw")
-            try await first.releasePolicy(tenant)
-            try await TestService.run(configuration: one) { second in
-                let session = try await second.session(tenant)
-                #expect(try await second.decided(tenant, session: session).credentialPassword == "revoked-key-pw")
-                let keys = try await first.call(.get, "/v1/keys", key: tenant.adminKey)
-                let clientKeyID = try #require((keys["keys"] as? [[String: Any]])?.first { $0["role"] as? String == "client" }?["id"] as? String)
-                #expect(try await first.call(.delete, "/v1/keys/\(clientKeyID)", key: tenant.adminKey).status == 200)
-                let refused = try await second.decide(tenant, session: session, ChallengeBody(taskId: "task-2", protectionSpace: .basic))
-                #expect(refused.status == 401 && refused.errorCode == "invalid_api_key", "\(refused)")
-                #expect(!String(decoding: refused.body, as: UTF8.self).contains("revoked-key-pw"))
-            }
+        try await Self.twoInstances(releasing: "revoked-key-pw") { first, second, tenant in
+            let session = try await second.session(tenant)
+            #expect(try await second.decided(tenant, session: session).credentialPassword == "revoked-key-pw")
+            let keys = try await first.call(.get, "/v1/keys", key: tenant.adminKey)
+            let clientKeyID = try #require((keys["keys"] as? [[String: Any]])?.first { $0["role"] as? String == "client" }?["id"] as? String)
+            #expect(try await first.call(.delete, "/v1/keys/\(clientKeyID)", key: tenant.adminKey).status == 200)
+            let refused = try await second.decide(tenant, session: session, ChallengeBody(taskId: "task-2", protectionSpace: .basic))
+            #expect(refused.status == 401 && refused.errorCode == "invalid_api_key", "\(refused)")
+            #expect(!String(decoding: refused.body, as: UTF8.self).contains("revoked-key-pw"))
         }
     }
 
