@@ -117,20 +117,21 @@ struct TaskLedger: Sendable {
                 reports.append(PendingOutcome(decisionId: use.decisionId, report: OutcomeReport(outcome: .cancelled)))
                 continue
             }
-            let refusedHere: Bool
-            var forbiddenHere = false
+            let outcome: Outcome
             if use.isProxy {
-                refusedHere = status == 407
+                outcome = status == 407 ? .rejected : .accepted
             } else {
                 let sameServer = (host.map { ProtectionSpace.foldedHost($0) == ProtectionSpace.foldedHost(use.host) } ?? true) && (port.map { $0 == use.port } ?? true)
-                refusedHere = status == 401 && sameServer
-                forbiddenHere = status == 403 && sameServer
+                switch status {
+                case 401 where sameServer: outcome = .rejected
+                case 403 where sameServer: outcome = .refused
+                default: outcome = .accepted
+                }
             }
-            if refusedHere, endedWithError {
+            if outcome == .rejected, endedWithError {
                 reports.append(PendingOutcome(decisionId: use.decisionId, report: OutcomeReport(outcome: .cancelled)))
                 continue
             }
-            let outcome: Outcome = refusedHere ? .rejected : forbiddenHere ? .refused : .accepted
             reports.append(PendingOutcome(decisionId: use.decisionId, report: OutcomeReport(outcome: outcome, upstreamStatus: status)))
         }
         return Completion(reports: reports, decisions: entry.decisions, fallbacks: entry.fallbacks)

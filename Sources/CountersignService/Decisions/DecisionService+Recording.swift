@@ -60,14 +60,7 @@ extension DecisionService {
     ) async throws -> (decision: RecordedDecision, planned: Planned, prepared: Prepared) {
         for _ in 0..<Self.attempts {
             let session = try await cache.session(asker.sessionID, tenantID: asker.tenantID)
-            var tenant = try await cache.tenant(asker.tenantID)
-            // Another instance may take a disabled tenant's key, or a revoked key, for its key
-            // cache's period: the state the writer checks against says so (`TenantStore.setDisabled`,
-            // `APIKeyStore.revoke`). A disabled tenant is read again before it is refused, as one
-            // enabled through another instance is enabled now; a revoked key stays revoked.
-            if tenant.disabled { tenant = try await cache.tenant(asker.tenantID, fresh: true) }
-            guard !tenant.disabled else { throw CountersignError(.tenantDisabled, "this tenant is disabled") }
-            guard !tenant.revokedKeys.contains(asker.keyID) else { throw CountersignError(.invalidAPIKey, "the API key is not valid") }
+            let tenant = try await cache.tenant(answering: asker)
             // The database's clock set the blocks and the session's expiry, and the writer judges
             // by it: so does the decision. By this instance's own clock, running ahead, a
             // credential still blocked would be released; running behind, an ended session would
@@ -180,5 +173,20 @@ extension DecisionService {
     private func forgetState(_ asker: Asker) {
         cache.forgetTenant(asker.tenantID)
         cache.forgetSession(asker.sessionID)
+    }
+}
+
+extension DecisionStateCache {
+    /// The asker's tenant state, unless it says the tenant is disabled or the asker's key revoked.
+    /// Another instance may take such a key for its key cache's period; the state the writer
+    /// checks against says so (`TenantStore.setDisabled`, `APIKeyStore.revoke`). A disabled tenant
+    /// is read again before it is refused, as one enabled through another instance is enabled now;
+    /// a revoked key stays revoked.
+    func tenant(answering asker: DecisionService.Asker) async throws -> DecisionStateStore.TenantState {
+        var tenant = try await tenant(asker.tenantID)
+        if tenant.disabled { tenant = try await self.tenant(asker.tenantID, fresh: true) }
+        guard !tenant.disabled else { throw CountersignError(.tenantDisabled, "this tenant is disabled") }
+        guard !tenant.revokedKeys.contains(asker.keyID) else { throw CountersignError(.invalidAPIKey, "the API key is not valid") }
+        return tenant
     }
 }

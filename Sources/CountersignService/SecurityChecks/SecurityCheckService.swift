@@ -46,11 +46,7 @@ public struct SecurityCheckService: Sendable {
         var pending = challenges.names
         attempts: for _ in 0..<DecisionService.attempts {
             let session = try await cache.session(asker.sessionID, tenantID: asker.tenantID)
-            var tenant = try await cache.tenant(asker.tenantID)
-            // As `DecisionService.decideAndRecord`: no answer for a disabled tenant.
-            if tenant.disabled { tenant = try await cache.tenant(asker.tenantID, fresh: true) }
-            guard !tenant.disabled else { throw CountersignError(.tenantDisabled, "this tenant is disabled") }
-            guard !tenant.revokedKeys.contains(asker.keyID) else { throw CountersignError(.invalidAPIKey, "the API key is not valid") }
+            let tenant = try await cache.tenant(answering: asker)
             // By the database's clock, as the writer judges (`DecisionService.decideAndRecord`).
             guard session.session.isActive(at: tenant.databaseNow) else {
                 throw CountersignError(.sessionInvalidated, "the session is invalidated; open a new one")

@@ -18,8 +18,9 @@ public struct DecisionStateStore: Sendable {
     public struct TenantState: Sendable {
         public var version: Int64
         public var disabled: Bool
-        /// The tenant's revoked keys: another instance may take one for its key cache's period,
-        /// and is answered nothing (revoking moves `version`, `APIKeyStore.revoke`).
+        /// The tenant's keys revoked within `APIKeyStore.longestCacheSeconds`: another instance
+        /// may take one for its key cache's period, and is answered nothing (revoking moves
+        /// `version`, `APIKeyStore.revoke`).
         public var revokedKeys: Set<UUID>
         public var policy: PolicyStore.Versioned
         /// The tenant's credentials and every client's `permanent` ones; not session ones.
@@ -64,9 +65,11 @@ public struct DecisionStateStore: Sendable {
             ).rows {
                 blocked[try row.decode("credential_id")] = try row.decode("until")
             }
+            // Only keys an instance may still hold from before their revocation: the set stays as
+            // small as the revocations of the last hour, however many keys a tenant revoked.
             let revokedKeys = try connection.query(
-                "SELECT id FROM api_keys WHERE tenant_id = $1 AND revoked_at IS NOT NULL",
-                [.uuid(tenantID)]
+                "SELECT id FROM api_keys WHERE tenant_id = $1 AND revoked_at > now() - make_interval(secs => $2)",
+                [.uuid(tenantID), .int(APIKeyStore.longestCacheSeconds)]
             ).rows.map { try $0.decode("id", as: UUID.self) }
             return TenantState(
                 version: try tenant.decode("state_version"),

@@ -96,22 +96,20 @@ public struct APIKeyStore: Sendable {
     /// was before fails to commit there, and is made again from the state that lists the key as
     /// revoked, so no credential is released to the key after this returns.
     public func revoke(tenantID: UUID, id: UUID) async throws -> APIKey? {
-        try await pool.withConnection { connection in
-            try connection.query(
-                """
-                WITH revoked AS (
-                    UPDATE api_keys k SET revoked_at = coalesce(k.revoked_at, now())
-                    WHERE k.tenant_id = $1 AND k.id = $2 RETURNING k.*
-                ), moved AS (
-                    UPDATE tenants t SET state_version = t.state_version + 1
-                    WHERE t.id = $1 AND EXISTS (SELECT 1 FROM revoked)
-                )
-                SELECT \(Self.columns) FROM revoked k
-                """,
+        try await pool.withTransaction { connection in
+            guard let revoked = try connection.query(
+                "UPDATE api_keys k SET revoked_at = coalesce(k.revoked_at, now()) WHERE k.tenant_id = $1 AND k.id = $2 RETURNING \(Self.columns)",
                 [.uuid(tenantID), .uuid(id)]
-            ).rows.first.map(Self.key(from:))
+            ).rows.first.map(Self.key(from:)) else { return nil }
+            try TenantStateVersion.bump(tenantID, on: connection)
+            return revoked
         }
     }
+
+    /// The longest an instance trusts a key it read without asking the database again
+    /// (`COUNTERSIGN_API_KEY_CACHE_SECONDS` at most): a key revoked longer ago is refused by
+    /// every instance's authentication already.
+    public static let longestCacheSeconds = 3600
 
     /// The key a presented token names, if its secret matches, revoked or not: the caller decides
     /// what a revoked key or a disabled tenant means to it (`countersign dev` makes new demo

@@ -163,8 +163,8 @@ struct HTTPOptions: ParsableArguments {
         guard (1...65535).contains(port) else { throw ValidationError("--port (COUNTERSIGN_PORT) must be between 1 and 65535") }
         guard maxBodyBytes >= 1024 else { throw ValidationError("--max-body-bytes (COUNTERSIGN_MAX_BODY_BYTES) must be at least 1024") }
         // A revocation made on another instance takes up to this long to reach this one.
-        guard (0...3600).contains(apiKeyCacheSeconds) else {
-            throw ValidationError("--api-key-cache-seconds (COUNTERSIGN_API_KEY_CACHE_SECONDS) must be between 0 and 3600")
+        guard (0...Double(APIKeyStore.longestCacheSeconds)).contains(apiKeyCacheSeconds) else {
+            throw ValidationError("--api-key-cache-seconds (COUNTERSIGN_API_KEY_CACHE_SECONDS) must be between 0 and \(APIKeyStore.longestCacheSeconds)")
         }
     }
 
