@@ -11,12 +11,7 @@ struct DigestNonceCountStoreTests {
     static func withInstances(_ body: (DigestNonceCountStore, DigestNonceCountStore, PostgresPool, UUID, [UUID]) async throws -> Void) async throws {
         let url = try await TestDatabase.freshDatabase()
         let pools = (0..<2).map { _ in
-            var configuration = PostgresConfiguration(connectionString: url)
-            configuration.poolSize = 4
-            // Every caller updates one row, so they take turns: on a machine busy with other
-            // work the last ones wait longer than the default 5 s for a connection.
-            configuration.acquireTimeout = .seconds(60)
-            return PostgresPool(configuration: configuration, logger: StorageFixture.logger)
+            PostgresPool(configuration: TestDatabase.configuration(url, poolSize: 4), logger: StorageFixture.logger)
         }
         do {
             _ = try await MigrationRunner(migrations: try MigrationRunner.load(directory: StorageFixture.migrationsDirectory)).migrate(on: pools[0], logger: StorageFixture.logger)

@@ -32,7 +32,7 @@ struct StorageFixture {
     /// Runs `body` on a fresh, migrated database, and closes the pool afterwards.
     static func run(poolSize: Int = 6, _ body: (StorageFixture) async throws -> Void) async throws {
         let url = try await TestDatabase.freshDatabase()
-        let pool = PostgresPool(configuration: PostgresConfiguration(connectionString: url, poolSize: poolSize), logger: logger)
+        let pool = PostgresPool(configuration: TestDatabase.configuration(url, poolSize: poolSize), logger: logger)
         do {
             _ = try await MigrationRunner(migrations: try MigrationRunner.load(directory: migrationsDirectory)).migrate(on: pool, logger: logger)
             let tenant = try await TenantStore(pool: pool).create(name: "tenant-\(UUID().uuidString.prefix(8))")

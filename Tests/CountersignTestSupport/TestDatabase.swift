@@ -38,6 +38,15 @@ public enum TestDatabase {
         return try server.connectionString(name)
     }
 
+    /// A pool configuration for `connectionString` whose callers may wait long for a connection.
+    ///
+    /// The whole suite runs at once on two cores, and tests that make many callers take turns
+    /// on one row (a counter, a nonce count) keep the last of them waiting well past the 5 s a
+    /// service allows by default; a `pool_timeout` there says nothing about what they test.
+    public static func configuration(_ connectionString: String, poolSize: Int) -> PostgresConfiguration {
+        PostgresConfiguration(connectionString: connectionString, poolSize: poolSize, acquireTimeout: .seconds(60))
+    }
+
     /// A local cluster of the test's own, not yet started, for tests that stop and start
     /// the database (readiness, reconnection). Stopped and deleted when the process exits.
     ///

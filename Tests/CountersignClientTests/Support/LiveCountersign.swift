@@ -22,9 +22,7 @@ struct LiveCountersign: Sendable {
     /// Runs `body` against a new service on a new database.
     static func run<T: Sendable>(_ body: @Sendable (LiveCountersign) async throws -> T) async throws -> T {
         let url = try await TestDatabase.freshDatabase()
-        var database = PostgresConfiguration(connectionString: url)
-        database.poolSize = 4
-        var configuration = ServiceConfiguration(database: database, migrationsDirectory: packageRoot + "/migrations")
+        var configuration = ServiceConfiguration(database: TestDatabase.configuration(url, poolSize: 4), migrationsDirectory: packageRoot + "/migrations")
         configuration.operatorKey = try OperatorKey(operatorKey)
         configuration.masterKey = try SymmetricKey.random()
         configuration.apiKeyCacheTTL = .zero

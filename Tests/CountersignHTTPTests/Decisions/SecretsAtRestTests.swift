@@ -7,7 +7,7 @@ import Testing
 struct ServiceWithDatabase {
     static func run(_ body: @Sendable (TestAPI, PostgresPool) async throws -> Void) async throws {
         let url = try await TestDatabase.freshDatabase()
-        let pool = PostgresPool(configuration: PostgresConfiguration(connectionString: url, poolSize: 2))
+        let pool = PostgresPool(configuration: TestDatabase.configuration(url, poolSize: 2))
         do {
             try await TestService.run(configuration: try await TestService.configuration(databaseURL: url)) { api in
                 try await body(api, pool)

@@ -51,12 +51,7 @@ struct TestService {
     static func configuration(databaseURL: String? = nil) async throws -> ServiceConfiguration {
         let url: String
         if let databaseURL { url = databaseURL } else { url = try await TestDatabase.freshDatabase() }
-        var database = PostgresConfiguration(connectionString: url)
-        database.poolSize = 4
-        // The whole suite runs at once on two cores: a request may wait its turn for one of the
-        // four connections longer than the 5 s a service gives it by default.
-        database.acquireTimeout = .seconds(30)
-        var configuration = ServiceConfiguration(database: database, migrationsDirectory: Self.migrationsDirectory)
+        var configuration = ServiceConfiguration(database: TestDatabase.configuration(url, poolSize: 4), migrationsDirectory: Self.migrationsDirectory)
         configuration.operatorKey = try OperatorKey(operatorKey)
         configuration.masterKey = try SymmetricKey.random()
         configuration.apiKeyCacheTTL = .zero
