@@ -1,5 +1,6 @@
 @testable import CountersignClient
 import Foundation
+import Synchronization
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -154,6 +155,25 @@ struct CompletionOnceTests {
         let proposed = URLCredential(user: "stored", password: "kept-by-the-os", persistence: .forSession)
         let probe = await direct.answer(Challenges.basic(proposed: proposed))
         #expect(probe.all.map(\.disposition) == [.performDefaultHandling])
+    }
+
+    /// URLSession may end the task on another thread as soon as the handler returns, so the
+    /// event of the answer must already be out: an app must never see a task's end first.
+    @Test("the answer's event is out before URLSession hears the answer")
+    func eventBeforeAnswer() async throws {
+        let script = FakeCountersign.Script(challenge: { _ in .json(200, FakeCountersign.answerJSON(disposition: "cancelAuthenticationChallenge")) })
+        try await FakeCountersign.run(script) { fake in
+            for baseURL in [fake.baseURL, URL(string: "http://127.0.0.1:1")!] {
+                let direct = DirectDelegate(baseURL: baseURL, retry: .never)
+                let eventsWhenAnswered = Mutex<Int?>(nil)
+                direct.delegate.urlSession(direct.session, task: direct.task(), didReceive: Challenges.basic()) { _, _ in
+                    let told = direct.events.decisions.count + direct.events.fallbacks.count
+                    eventsWhenAnswered.withLock { $0 = told }
+                }
+                await direct.delegate.waitUntilIdle()
+                #expect(eventsWhenAnswered.withLock { $0 } == 1, "\(baseURL)")
+            }
+        }
     }
 
     @Test("twenty challenges at once: one session opened, each handler called once")

@@ -134,6 +134,9 @@ struct ProbeTests {
         let url = try await TestDatabase.freshDatabase()
         var configuration = try await TestService.configuration(databaseURL: url)
         configuration.readinessCacheTTL = .zero
+        // Far beyond the probe's 2 s, so that an answer by its own timeout and one that waited
+        // for the statement to die stay apart however slowly a busy machine runs the probe.
+        configuration.database.statementTimeout = .seconds(30)
         let pool = PostgresPool(configuration: PostgresConfiguration(connectionString: url, poolSize: 1))
         let pool2 = PostgresPool(configuration: PostgresConfiguration(connectionString: url, poolSize: 1))
         try await TestService.run(configuration: configuration) { api in
@@ -153,7 +156,7 @@ struct ProbeTests {
                 let started = ContinuousClock.now
                 let hung = try await api.call(.get, "/readyz")
                 #expect(hung.status == 503 && hung.errorCode == "not_ready", "\(hung)")
-                #expect(ContinuousClock.now - started < .seconds(4))
+                #expect(ContinuousClock.now - started < .seconds(15))
             }
             // At most one connection waits for the lock (none once the statement timeout ended
             // it, on a slow machine), however many probes there were.

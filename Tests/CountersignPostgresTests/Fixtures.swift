@@ -13,10 +13,12 @@ enum Fixtures {
         return logger
     }
 
+    /// A pool configuration with room to wait: the whole suite runs at once on two cores, so a
+    /// caller may wait its turn for a connection far longer than a service would allow.
     static func configuration(
         _ connectionString: String,
         poolSize: Int = 3,
-        acquireTimeout: Duration = .seconds(10),
+        acquireTimeout: Duration = .seconds(60),
         statementTimeout: Duration = .seconds(10),
         applicationName: String = "countersign-tests"
     ) -> PostgresConfiguration {
@@ -33,7 +35,7 @@ enum Fixtures {
     /// Runs `body` with a pool on a new, empty database, and closes the pool afterwards.
     static func withFreshPool<T>(
         poolSize: Int = 3,
-        acquireTimeout: Duration = .seconds(10),
+        acquireTimeout: Duration = .seconds(60),
         statementTimeout: Duration = .seconds(10),
         applicationName: String = "countersign-tests",
         _ body: (PostgresPool, String) async throws -> T

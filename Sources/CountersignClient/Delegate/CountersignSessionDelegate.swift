@@ -321,8 +321,9 @@ public final class CountersignSessionDelegate: NSObject, URLSessionTaskDelegate,
             guard let taskIdentifier else { return true }
             return ledger.record(summary, use: use, task: taskIdentifier)
         }
-        handler(disposition, credential)
+        // Told first, as a fallback is.
         emit(.decided(summary))
+        handler(disposition, credential)
         if !recorded, use != nil {
             // The task ended (cancelled by the app) before the answer came.
             await settleUnused(answer.decisionId)
@@ -349,8 +350,10 @@ public final class CountersignSessionDelegate: NSObject, URLSessionTaskDelegate,
             decisionId: decisionId
         )
         if let taskIdentifier { ledger.withLock { $0.record(summary, task: taskIdentifier) } }
-        handler(applied, nil)
+        // Told before URLSession hears it: the task may end on another thread as soon as it does,
+        // and its `taskCompleted` must not come before the answer that ended it.
         emit(.fellBack(summary))
+        handler(applied, nil)
     }
 
     /// Reports `cancelled` for a decision whose credential was never handed to URLSession.

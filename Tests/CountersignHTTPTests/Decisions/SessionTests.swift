@@ -210,7 +210,7 @@ struct SessionTests {
             _ = try await api.credential(tenant)
             try await api.releasePolicy(tenant, then: #""clientPersistences": ["forSession"]"#)
             // Long enough that a busy machine still gets the first steps in before it expires.
-            let opened = try await api.openSession(tenant, ttlSeconds: 8)
+            let opened = try await api.openSession(tenant, ttlSeconds: 20)
             let session = try #require(opened.string("id"))
             let released = try #require(try await api.decided(tenant, session: session).string("decisionId"))
             let submitted = try await api.submit(
