@@ -96,7 +96,7 @@ public enum TestDatabase {
         }
     }
 
-    private static let clusterOptions = LocalPostgresCluster.Options(durable: false, maxConnections: 300)
+    private static let clusterOptions = LocalPostgresCluster.Options(durable: false, maxConnections: 1000)
 
     private static var quietLogger: Logger {
         var logger = Logger(label: "countersign.test-database")

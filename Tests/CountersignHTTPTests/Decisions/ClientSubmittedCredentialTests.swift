@@ -163,11 +163,11 @@ struct ClientSubmittedCredentialTests {
         try await TestService.run(configure: { $0.sessionSweepInterval = .seconds(3600) }) { api in
             let tenant = try await api.tenant()
             try await api.answerEverything(tenant, "performDefaultHandling")
-            // Long enough for a loaded machine to submit within it; the test then waits it out.
-            let session = try #require(try await api.openSession(tenant, clientId: "alice-phone", ttlSeconds: 4).string("id"))
+            let opened = try await api.openSession(tenant, clientId: "alice-phone", ttlSeconds: 15)
+            let session = try #require(opened.string("id"))
             let created = try await api.submit(tenant, session: session, user: "alice", password: "typed", persistence: "forSession")
             let id = try #require(created.string("credentialId"), "\(created)")
-            try await Task.sleep(for: .milliseconds(4300))
+            try await api.waitUntilExpired(opened)
 
             // The sweep has not run, yet nothing shows the credential or serves it.
             #expect(try await api.call(.get, "/v1/credentials/\(id)", key: tenant.adminKey).status == 404)
@@ -184,10 +184,11 @@ struct ClientSubmittedCredentialTests {
         try await TestService.run(configure: { $0.sessionSweepInterval = .milliseconds(200) }) { api in
             let tenant = try await api.tenant()
             try await api.answerEverything(tenant, "performDefaultHandling")
-            let session = try #require(try await api.openSession(tenant, clientId: "alice-phone", ttlSeconds: 4).string("id"))
+            let opened = try await api.openSession(tenant, clientId: "alice-phone", ttlSeconds: 15)
+            let session = try #require(opened.string("id"))
             let created = try await api.submit(tenant, session: session, user: "alice", password: "typed", persistence: "forSession")
             let id = try #require(created.string("credentialId"), "\(created)")
-            try await Task.sleep(for: .milliseconds(4300))
+            try await api.waitUntilExpired(opened)
 
             // The sweep records the expiry and drops the credential, leaving the event behind.
             var history: [[String: Any]] = []

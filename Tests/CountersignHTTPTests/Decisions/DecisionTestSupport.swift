@@ -81,6 +81,16 @@ extension TestAPI {
         return try await call(.post, "/v1/sessions", key: tenant.clientKey, json: Body(clientId: clientId, ttlSeconds: ttlSeconds, label: label), sourceLocation: sourceLocation)
     }
 
+    /// Sleeps until a little after the `expiresAt` of an opened session. Tests give sessions
+    /// lifetimes long enough for their first steps on a busy machine, and wait out only the rest.
+    func waitUntilExpired(_ opened: Reply, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let expiresAt = try #require(
+            opened.string("expiresAt").flatMap { try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse($0) },
+            sourceLocation: sourceLocation
+        )
+        try await Task.sleep(for: .milliseconds(Int(max(0, expiresAt.timeIntervalSinceNow) * 1000) + 300))
+    }
+
     @discardableResult
     func outcome(_ tenant: Tenant, decision: String, _ outcome: String, upstreamStatus: Int? = nil, sourceLocation: SourceLocation = #_sourceLocation) async throws -> Reply {
         struct Body: Encodable { var outcome: String; var upstreamStatus: Int? }

@@ -208,15 +208,15 @@ struct SecurityCheckStateTests {
             let credential = try await api.credential(tenant, host: "mfp.example.com", account: "pin", password: "1234")
             try await api.securityCheckHandlers(
                 tenant,
-                Self.handler(credential, #""maxAttempts": 3, "attemptingStateExpirationSec": 3, "successStateExpirationSec": 3"#)
+                Self.handler(credential, #""maxAttempts": 3, "attemptingStateExpirationSec": 8, "successStateExpirationSec": 8"#)
             )
             let session = try await api.session(tenant, clientId: "web-1")
             _ = try await api.securityChecks(tenant, session: session, #"{"PinCodeAttempts": {"remainingAttempts": 3, "errorMsg": null}}"#)
             let failed = try await api.reportSecurityCheck(tenant, session: session, check: "PinCodeAttempts", "failure")
             #expect(failed.securityCheckState?["attempts"] as? Int == 1, "\(failed)")
 
-            // Windows of 3 s: long enough for the steps before to finish on a busy machine.
-            try await Task.sleep(for: .milliseconds(3300))
+            // Windows of 8 s: long enough for the steps before to finish on a busy machine.
+            try await Task.sleep(for: .milliseconds(8300))
             let lapsed = try #require(try await api.securityCheckStates(tenant, clientId: "web-1").first)
             #expect(lapsed["state"] as? String == "expired")
             #expect(lapsed["attempts"] as? Int == 0)
@@ -227,7 +227,7 @@ struct SecurityCheckStateTests {
             let succeeded = try await api.reportSecurityCheck(tenant, session: session, check: "PinCodeAttempts", "success")
             #expect(succeeded.securityCheckState?["state"] as? String == "success", "\(succeeded)")
             #expect(try await api.securityCheckStates(tenant, clientId: "web-1").first?["state"] as? String == "success")
-            try await Task.sleep(for: .milliseconds(3300))
+            try await Task.sleep(for: .milliseconds(8300))
             let over = try #require(try await api.securityCheckStates(tenant, clientId: "web-1").first)
             #expect(over["state"] as? String == "expired")
             #expect(over["storedState"] as? String == "success")
