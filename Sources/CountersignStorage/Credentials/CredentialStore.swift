@@ -242,7 +242,11 @@ public struct CredentialStore: Sendable {
         try await pool.withTransaction { connection in
             try Self.lockSessionsHolding(tenantID: tenantID, credentialID: id, on: connection)
             guard let existing = try Self.lock(tenantID: tenantID, id: id, on: connection) else { return false }
-            if let policy = try PolicyStore.current(tenantID: tenantID, lock: true, on: connection) {
+            // Read without a lock: the credential's own row lock already orders this deletion
+            // with a policy save naming it (`PolicyStore.replace` takes the credentials a rule may
+            // name first). A share lock on the policy row, taken before the tenant row bumped
+            // below, deadlocked with a save that holds the tenant and then writes that row.
+            if let policy = try PolicyStore.current(tenantID: tenantID, lock: false, on: connection) {
                 if let rule = policy.policy.rules.first(where: { $0.then.credentialId?.lowercased() == id.text }) {
                     throw CountersignError(.credentialInUse, "policy rule '\(rule.id)' names this credential; change the policy first")
                 }
