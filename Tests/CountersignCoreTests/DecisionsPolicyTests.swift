@@ -246,6 +246,18 @@ struct AppleProtectionSpaceTests {
         #expect(F.space(port: 0, protocolName: nil).key != F.space(port: 443, protocolName: nil).key)
         #expect(!RuleMatch(port: 443).matches(F.space(port: 0, protocolName: "securitycheck").normalized))
     }
+
+    /// A rule's port 0 is its protocol's default port, as a credential's is: a rule for
+    /// `{"protocol": "https", "port": 0}` matched no https challenge at all.
+    @Test func aRulesPortZeroIsItsProtocolsDefaultPort() {
+        #expect(RuleMatch(port: 0, protocolName: "https").matches(F.space(port: 443).normalized))
+        #expect(RuleMatch(port: 0, protocolName: "HTTPS").matches(F.space(port: 0).normalized))
+        #expect(RuleMatch(port: 0, protocolName: "http").matches(F.space(port: 80, protocolName: "http").normalized))
+        #expect(!RuleMatch(port: 0, protocolName: "https").matches(F.space(port: 8443).normalized))
+        // Without a protocol there is no default to read 0 as.
+        #expect(!RuleMatch(port: 0).matches(F.space(port: 443).normalized))
+        #expect(RuleMatch(port: 0).matches(F.space(port: 0, protocolName: nil).normalized))
+    }
 }
 
 @Suite("Policy validation codes")

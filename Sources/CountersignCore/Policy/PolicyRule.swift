@@ -61,8 +61,10 @@ public struct RuleMatch: Codable, Hashable, Sendable {
     /// `space` must be normalized.
     public func matches(_ space: ProtectionSpace) -> Bool {
         if let host, !host.matches(space.host) { return false }
-        if let port, port != space.port { return false }
-        if let protocolName, protocolName.lowercased() != space.protocolName { return false }
+        // Apple's port 0 is the protocol's default port to a rule as to a credential
+        // (`CredentialAttributes.normalized`): `{"protocol": "https", "port": 0}` is port 443.
+        if let port, ProtectionSpace.effectivePort(port, scheme: protocolName?.lowercasedIfNeeded) != space.port { return false }
+        if let protocolName, protocolName.lowercasedIfNeeded != space.protocolName { return false }
         // No realm is the empty realm, as in the space's key (session memory, counters).
         if let realm, realm != space.realm ?? "" { return false }
         if let methods, !methods.contains(where: { $0.normalized(forProtocol: space.protocolName) == space.method }) { return false }
