@@ -115,15 +115,15 @@ struct APIClientTests {
         ),
         RetryCase(
             description: "decideChallenge after a timeout: may have been decided, never resent",
-            script: .init(challenge: { _ in .json(200, FakeCountersign.answerJSON(disposition: "performDefaultHandling"), delay: .seconds(3)) }),
+            script: .init(challenge: { _ in .json(200, FakeCountersign.answerJSON(disposition: "performDefaultHandling"), delay: .seconds(5)) }),
             call: { _ = try await $0.decideChallenge(APIClientTests.challenge, in: UUID()) }, route: "challenge", requests: 1,
-            requestTimeout: .seconds(1)
+            requestTimeout: .seconds(2)
         ),
         RetryCase(
             description: "answerRawResponse after a timeout: may have been decided and counted, never resent",
-            script: .init(response: { _ in .json(200, FakeCountersign.responseAnswerJSON(), delay: .seconds(3)) }),
+            script: .init(response: { _ in .json(200, FakeCountersign.responseAnswerJSON(), delay: .seconds(5)) }),
             call: { _ = try await $0.answerRawResponse(RawResponseClientTests.basic401, in: UUID()) }, route: "response", requests: 1,
-            requestTimeout: .seconds(1)
+            requestTimeout: .seconds(2)
         ),
         RetryCase(
             description: "answerRawResponse after 502: might have been decided, not retried",
@@ -137,9 +137,9 @@ struct APIClientTests {
         ),
         RetryCase(
             description: "reportOutcome after a timeout: idempotent, retried",
-            script: .init(outcome: { _ in .json(200, FakeCountersign.outcomeJSON(), delay: .seconds(3)) }),
+            script: .init(outcome: { _ in .json(200, FakeCountersign.outcomeJSON(), delay: .seconds(5)) }),
             call: { _ = try await $0.reportOutcome(OutcomeReport(outcome: .accepted, upstreamStatus: 200), for: UUID()) }, route: "outcome", requests: 3,
-            requestTimeout: .seconds(1)
+            requestTimeout: .seconds(2)
         ),
         RetryCase(
             description: "reportOutcome after 409: final",
@@ -157,6 +157,14 @@ struct APIClientTests {
     func retries(_ retryCase: RetryCase) async throws {
         try await FakeCountersign.run(retryCase.script) { fake in
             _ = try? await retryCase.call(Self.client(fake, requestTimeout: retryCase.requestTimeout))
+            // A request the client gave up on may reach the fake's handler after the client
+            // returned, on a busy machine: wait for the ones expected, then for any resend.
+            let clock = ContinuousClock()
+            let deadline = clock.now + .seconds(10)
+            while fake.recorder.count(retryCase.route) < retryCase.requests, clock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            try await Task.sleep(for: .milliseconds(200))
             #expect(fake.recorder.count(retryCase.route) == retryCase.requests)
         }
     }
