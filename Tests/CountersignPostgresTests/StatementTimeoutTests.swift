@@ -47,7 +47,8 @@ struct StatementTimeoutTests {
             }
             let waited = ContinuousClock.now - started
             kill(pid_t(backend), SIGCONT)
-            #expect(waited >= .seconds(2) && waited < .seconds(10), "waited \(waited)")
+            // The upper bound only tells "gave up" from "hung": a busy machine stretches the wait.
+            #expect(waited >= .seconds(2) && waited < .seconds(30), "waited \(waited)")
             #expect(String(describing: error).contains("did not answer"), "\(String(describing: error))")
             #expect(pool.statistics.open == 0)
             #expect(try await Self.backendID(pool) != backend)

@@ -109,7 +109,10 @@ public enum TestDatabase {
             configuration: PostgresConfiguration(
                 connectionString: connectionString,
                 poolSize: 4,
-                acquireTimeout: .seconds(60),
+                // Every test of the suite asks for its database at about the same moment, and
+                // they get them four at a time: on a busy machine the last wait minutes, which
+                // says nothing about what they test.
+                acquireTimeout: .seconds(900),
                 statementTimeout: .seconds(60),
                 applicationName: "countersign-test-admin"
             ),
