@@ -1,7 +1,12 @@
+import CountersignCore
 import CountersignPostgres
 import CountersignTestSupport
 import Foundation
 import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// LocalPostgresCluster: create, reuse, restart with data, short socket paths.
 @Suite("Local cluster")
@@ -42,5 +47,23 @@ struct LocalClusterTests {
 
         let short = LocalPostgresCluster(directory: "/tmp/cs")
         #expect(short.socketDirectory == "/tmp/cs/socket")
+    }
+
+    /// As root the server runs as the postgres user, which a directory above the cluster (a
+    /// checkout under `/root`, mode 0700) can keep out: said before initdb, naming that directory.
+    @Test(
+        "as root, a directory the postgres user cannot pass through is named",
+        .enabled(if: geteuid() == 0 && getpwnam("postgres") != nil)
+    )
+    func unreachableDirectory() async throws {
+        let closed = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-closed-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: closed, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(atPath: closed) }
+        let cluster = LocalPostgresCluster(directory: closed + "/cluster", logger: Fixtures.logger)
+
+        let error = await #expect(throws: CountersignError.self) { try await Fixtures.blocking { try cluster.start() } }
+        #expect(error?.code == .localClusterFailed)
+        #expect(error?.message.contains("cannot reach \(closed)/cluster: it may not pass through \(closed);") == true, "\(String(describing: error))")
+        #expect(!FileManager.default.fileExists(atPath: cluster.dataDirectory))
     }
 }

@@ -178,7 +178,30 @@ public final class LocalPostgresCluster: Sendable {
             for path in [directory, socketDirectory] where chown(path, owner.uid, owner.gid) != 0 {
                 throw CountersignError(.localClusterFailed, "cannot hand \(path) to the postgres user (errno \(errno))")
             }
+            try checkServerUserReaches(directory)
         }
+    }
+
+    /// Owning the directory is not enough: the postgres user must also pass through every
+    /// directory above it. A checkout under `/root` (mode 0700) would otherwise fail in
+    /// `initdb` with a bare "could not access directory ...: Permission denied".
+    private func checkServerUserReaches(_ path: String) throws {
+        var ancestors: [String] = []
+        var current = URL(fileURLWithPath: path)
+        while current.path != "/" {
+            current.deleteLastPathComponent()
+            ancestors.insert(current.path, at: 0)
+        }
+        // Prints the first (outermost) directory the server user cannot pass through.
+        let script = "for d do test -x \"$d\" || { printf '%s' \"$d\"; exit 1; }; done"
+        let output = try runServerProgram("/bin/sh", ["-c", script, "sh"] + ancestors + [path])
+        guard output.status != 0 else { return }
+        let blocked = output.text.isEmpty ? path : output.text
+        throw CountersignError(
+            .localClusterFailed,
+            "the postgres user, which runs PostgreSQL when Countersign runs as root, cannot reach \(path): "
+                + "it may not pass through \(blocked); allow it (chmod o+x \(blocked)) or put the data directory elsewhere"
+        )
     }
 
     private func initialize(_ binaries: PostgresBinaries) throws {
