@@ -103,7 +103,8 @@ struct DemoTenant: Codable {
         return true
     }
 
-    func banner(host: String, port: Int, operatorKeyFile: String) -> String {
+    /// `operatorKey` says where the operator key is (`in <file>`).
+    func banner(host: String, port: Int, operatorKey: String) -> String {
         let base = "http://" + ListenAddress.display(host: host == "0.0.0.0" ? "127.0.0.1" : host == "::" ? "::1" : host, port: port)
         return """
 
@@ -111,7 +112,7 @@ struct DemoTenant: Codable {
               tenant        demo (\(tenantID.text))
               admin key     \(adminKey)
               client key    \(clientKey)
-              operator key  in \(operatorKeyFile)
+              operator key  \(operatorKey)
 
             Try it: open a session as a client, then forward the Basic challenge a server sent:
               SESSION=$(curl -s -H 'Authorization: Bearer \(clientKey)' -H 'Content-Type: application/json' \\

@@ -87,8 +87,15 @@ struct DevCommand: AsyncParsableCommand {
         if configuration.masterKey == nil {
             configuration.masterKey = try MasterKey.load(fromFile: masterKeyFile)
         }
-        if http.operatorKeyFile == nil, Environment.string("COUNTERSIGN_OPERATOR_KEY_FILE") == nil, Environment.string("COUNTERSIGN_OPERATOR_KEY") == nil {
+        // The banner says where the operator key is: the one configured, else dev's own file.
+        let operatorKeySource: String
+        if let configuredFile = http.operatorKeyFile ?? Environment.string("COUNTERSIGN_OPERATOR_KEY_FILE") {
+            operatorKeySource = "in \(configuredFile)"
+        } else if Environment.string("COUNTERSIGN_OPERATOR_KEY") != nil {
+            operatorKeySource = "in COUNTERSIGN_OPERATOR_KEY"
+        } else {
             configuration.operatorKey = try OperatorKey(String(contentsOfFile: operatorKeyFile, encoding: .utf8))
+            operatorKeySource = "in \(operatorKeyFile)"
         }
 
         try ListenAddress.checkAvailable(host: configuration.host, port: configuration.port)
@@ -99,7 +106,7 @@ struct DevCommand: AsyncParsableCommand {
             logger: logger
         )
         // Standard output is a pipe under supervisors: flush so the banner shows before the logs.
-        FileHandle.standardOutput.write(Data(demo.banner(host: configuration.host, port: configuration.port, operatorKeyFile: operatorKeyFile).utf8))
+        FileHandle.standardOutput.write(Data(demo.banner(host: configuration.host, port: configuration.port, operatorKey: operatorKeySource).utf8))
 
         let app = try buildApplication(configuration, logger: logger)
         try await StartupError.serving(app, database: configuration.database)
