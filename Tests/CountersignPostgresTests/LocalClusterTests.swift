@@ -49,6 +49,53 @@ struct LocalClusterTests {
         #expect(short.socketDirectory == "/tmp/cs/socket")
     }
 
+    /// The short socket directory's name follows from the cluster's path, so another local
+    /// user can make it first: a directory that is not privately ours is refused before initdb.
+    @Test("a short socket directory another user made, or others may enter, is refused", arguments: ["foreign", "open", "symlink"])
+    func sharedSocketDirectoryNotOurs(_ kind: String) async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-long-\(UUID().uuidString)").path
+        let cluster = LocalPostgresCluster(directory: root + "/" + String(repeating: "d", count: 120), logger: Fixtures.logger)
+        #expect(cluster.socketDirectory.hasPrefix("/tmp/countersign-pg-"))
+        defer {
+            // Started only if the check failed to refuse.
+            if cluster.isRunning { try? cluster.stop() }
+            try? FileManager.default.removeItem(atPath: root)
+            try? FileManager.default.removeItem(atPath: cluster.socketDirectory)
+        }
+        switch kind {
+        case "foreign":
+            // Root can hand it to another user; any other user can only test its own, open, kind.
+            guard geteuid() == 0 else { return }
+            try FileManager.default.createDirectory(atPath: cluster.socketDirectory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+            #expect(chown(cluster.socketDirectory, 65534, 65534) == 0)
+        case "open":
+            try FileManager.default.createDirectory(atPath: cluster.socketDirectory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o777])
+        default:
+            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(atPath: cluster.socketDirectory, withDestinationPath: root)
+        }
+
+        let error = await #expect(throws: CountersignError.self) { try await Fixtures.blocking { try cluster.start() } }
+        #expect(error?.code == .localClusterFailed)
+        #expect(error?.message.contains("is not a private directory of this user") == true, "\(String(describing: error))")
+        #expect(!FileManager.default.fileExists(atPath: cluster.dataDirectory))
+    }
+
+    @Test("a cluster with a short socket directory of its own starts, and starts again")
+    func sharedSocketDirectoryOurs() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-long-\(UUID().uuidString)").path
+        let cluster = LocalPostgresCluster(directory: root + "/" + String(repeating: "d", count: 120), logger: Fixtures.logger)
+        defer {
+            try? cluster.stop()
+            try? FileManager.default.removeItem(atPath: root)
+            try? FileManager.default.removeItem(atPath: cluster.socketDirectory)
+        }
+        for _ in 0..<2 {
+            _ = try await Fixtures.blocking { try cluster.start() }
+            try await Fixtures.blocking { try cluster.stop() }
+        }
+    }
+
     /// As root the server runs as the postgres user, which a directory above the cluster (a
     /// checkout under `/root`, mode 0700) can keep out: said before initdb, naming that directory.
     @Test(

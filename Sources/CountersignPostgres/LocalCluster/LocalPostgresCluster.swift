@@ -174,11 +174,35 @@ public final class LocalPostgresCluster: Sendable {
         } catch {
             throw CountersignError(.localClusterFailed, "cannot create \(directory): \(error)")
         }
-        if let owner = try serverOwner() {
+        let owner = try serverOwner()
+        if !socketDirectory.hasPrefix(directory + "/") {
+            try checkSharedSocketDirectoryIsOurs(owner: owner?.uid)
+        }
+        if let owner {
             for path in [directory, socketDirectory] where chown(path, owner.uid, owner.gid) != 0 {
                 throw CountersignError(.localClusterFailed, "cannot hand \(path) to the postgres user (errno \(errno))")
             }
             try checkServerUserReaches(directory)
+        }
+    }
+
+    /// The short socket directory lives in `/tmp`, where any local user could have made it first
+    /// (its name follows from the cluster's path) and listen there in the server's place, or
+    /// read what clients send. So it is used only if it is a real directory of ours (or of the
+    /// postgres user's, from an earlier start as root) that nobody else may enter.
+    private func checkSharedSocketDirectoryIsOurs(owner serverUID: uid_t?) throws {
+        var status = stat()
+        guard lstat(socketDirectory, &status) == 0 else {
+            throw CountersignError(.localClusterFailed, "cannot inspect \(socketDirectory) (errno \(errno))")
+        }
+        let isDirectory = (status.st_mode & S_IFMT) == S_IFDIR
+        let owners = [geteuid()] + (serverUID.map { [$0] } ?? [])
+        guard isDirectory, owners.contains(status.st_uid), status.st_mode & 0o077 == 0 else {
+            throw CountersignError(
+                .localClusterFailed,
+                "\(socketDirectory), the socket directory of a cluster whose path is too long for a socket, "
+                    + "is not a private directory of this user (another user may have made it): remove it, or use a shorter data directory"
+            )
         }
     }
 
