@@ -1,50 +1,123 @@
+import CountersignPostgres
 import CountersignTestSupport
 import Foundation
 import Testing
 
-/// `countersign dev` on a database of the tests (`--database-url`, so it starts no cluster).
-@Suite("countersign dev")
-struct DevCommandTests {
-    /// The banner says where the operator key the service takes is: with one configured, not
-    /// the file dev generates for itself, whose key the service does not take.
-    @Test func theBannerNamesTheConfiguredOperatorKeyFile() async throws {
-        let databaseURL = try await TestDatabase.freshDatabase()
-        let keys = try ServiceProcess.Keys()
-        defer { keys.remove() }
-        let devDirectory = keys.directory.appendingPathComponent("dev").path
-        let output = keys.directory.appendingPathComponent("dev.out")
-        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+#if canImport(Glibc)
+import Glibc
+#endif
 
-        let process = Process()
+/// `countersign dev` run as a process, its standard output and error collected in one file.
+struct DevProcess {
+    let process = Process()
+    let directory: String
+    let output: URL
+
+    /// Starts `dev --data-dir <keys.directory>/dev` with `arguments`, without the master key or
+    /// database the test process's environment may name.
+    init(keys: ServiceProcess.Keys, _ arguments: [String]) throws {
+        directory = keys.directory.appendingPathComponent("dev").path
+        output = keys.directory.appendingPathComponent("dev.out")
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         process.executableURL = URL(fileURLWithPath: ServiceProcess.executable)
-        process.arguments = [
-            "dev", "--data-dir", devDirectory, "--database-url", databaseURL, "--port", String(try LoopbackPort.free()),
-            "--operator-key-file", keys.operatorKeyFile, "--migrations-dir", TestService.migrationsDirectory, "--log-level", "error",
-        ]
+        process.arguments = ["dev", "--data-dir", directory, "--port", String(try LoopbackPort.free()), "--migrations-dir", TestService.migrationsDirectory] + arguments
         var environment = ProcessInfo.processInfo.environment
-        environment["COUNTERSIGN_MASTER_KEY_FILE"] = nil
-        environment["COUNTERSIGN_OPERATOR_KEY"] = nil
+        for name in ["COUNTERSIGN_MASTER_KEY_FILE", "COUNTERSIGN_OPERATOR_KEY", "COUNTERSIGN_DATABASE_URL"] { environment[name] = nil }
         process.environment = environment
         let handle = try FileHandle(forWritingTo: output)
         process.standardOutput = handle
         process.standardError = handle
         process.standardInput = FileHandle.nullDevice
         try process.run()
+    }
+
+    var printed: String { (try? String(contentsOf: output, encoding: .utf8)) ?? "" }
+
+    /// Whether it ended, as the kernel sees it. Foundation notices only once every copy of the
+    /// pipe it gave the child is closed, and a server the child started keeps one open.
+    var hasEnded: Bool {
+        guard process.isRunning,
+            let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8)
+        else { return true }
+        // The state follows the command name, which is in parentheses.
+        return stat.split(separator: ")").last?.trimmingCharacters(in: .whitespaces).first == "Z"
+    }
+
+    /// What it printed once `text` shows (or it ended, or a minute passed).
+    func waitUntilPrinted(_ text: String) async throws -> String {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline, process.isRunning, !printed.contains(text) {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return printed
+    }
+
+    /// Terminates it and waits (a while) until Foundation has its exit status too.
+    func stop() async throws {
+        if !hasEnded { process.terminate() }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+    }
+
+    /// How it exited, once ``stop()`` saw it end.
+    var exitStatus: Int32? {
+        process.isRunning || process.terminationReason != .exit ? nil : process.terminationStatus
+    }
+}
+
+@Suite("countersign dev")
+struct DevCommandTests {
+    /// The banner says where the operator key the service takes is: with one configured, not
+    /// the file dev generates for itself, whose key the service does not take.
+    @Test func theBannerNamesTheConfiguredOperatorKeyFile() async throws {
+        let keys = try ServiceProcess.Keys()
+        defer { keys.remove() }
+        let dev = try DevProcess(
+            keys: keys,
+            ["--database-url", try await TestDatabase.freshDatabase(), "--operator-key-file", keys.operatorKeyFile, "--log-level", "error"]
+        )
+        defer { if !dev.hasEnded { dev.process.terminate() } }
+
+        _ = try await dev.waitUntilPrinted("operator key ")
+        try await dev.stop()
+        #expect(dev.printed.contains("operator key  in \(keys.operatorKeyFile)\n"), "\(dev.printed)")
+        #expect(!dev.printed.contains("\(dev.directory)/operator.key"), "\(dev.printed)")
+    }
+
+    /// Ctrl-C before the service runs (here while the cluster starts) must not leave the cluster
+    /// dev started running behind it, as a signal's default action would.
+    @Test func anInterruptionDuringStartUpStopsTheCluster() async throws {
+        let keys = try ServiceProcess.Keys()
+        defer { keys.remove() }
+        // Made beforehand, so that the signal comes while `pg_ctl start` runs rather than initdb.
+        let cluster = LocalPostgresCluster(directory: keys.directory.appendingPathComponent("dev/postgres").path, options: .init(durable: false))
+        try await TestDatabase.onOwnThread {
+            _ = try cluster.start()
+            try cluster.stop()
+        }
+        let dev = try DevProcess(keys: keys, ["--no-fsync", "--log-level", "notice"])
         defer {
-            if process.isRunning {
-                process.terminate()
-                process.waitUntilExit()
-            }
+            if !dev.hasEnded { dev.process.terminate() }
+            if cluster.isRunning { try? cluster.stop() }
         }
 
-        var printed = ""
+        let printed = try await dev.waitUntilPrinted("starting the local PostgreSQL cluster")
+        #expect(printed.contains("starting the local PostgreSQL cluster"), "\(printed)")
+        kill(dev.process.processIdentifier, SIGINT)
         let deadline = ContinuousClock.now + .seconds(60)
-        while ContinuousClock.now < deadline, process.isRunning, !printed.contains("operator key ") {
+        while !dev.hasEnded, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(dev.hasEnded, "\(dev.printed)")
+        // A `pg_ctl start` left behind would bring the server up a moment later.
+        var leftRunning = false
+        for _ in 0..<20 where !leftRunning {
+            leftRunning = cluster.isRunning
             try await Task.sleep(for: .milliseconds(100))
-            printed = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
         }
-        printed = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
-        #expect(printed.contains("operator key  in \(keys.operatorKeyFile)\n"), "\(printed)")
-        #expect(!printed.contains("\(devDirectory)/operator.key"), "\(printed)")
+        #expect(!leftRunning)
+        if cluster.isRunning { try await TestDatabase.onOwnThread { try cluster.stop() } }
+        try await dev.stop()
+        #expect(dev.exitStatus == 1, "\(dev.printed)")
+        #expect(dev.printed.contains("interrupted during start-up"), "\(dev.printed)")
+        #expect(!dev.printed.contains("Countersign dev is starting"), "\(dev.printed)")
     }
 }

@@ -82,13 +82,6 @@ enum Fixtures {
         }
     }
 
-    /// Runs blocking work (a cluster's pg_ctl) on a thread of its own.
-    static func blocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try work() }) }.start()
-        }
-    }
-
     /// Polls `condition` until it holds or `timeout` passes; returns whether it held.
     static func eventually(
         timeout: Duration = .seconds(5),

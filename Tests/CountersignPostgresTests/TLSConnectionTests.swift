@@ -33,7 +33,7 @@ struct TLSConnectionTests {
         #expect(rows.count == 50_000)
         #expect(try rows.last?.decode("n", as: Int.self) == 50_000)
         await pool.close()
-        try await Fixtures.blocking { try cluster.stop() }
+        try await TestDatabase.onOwnThread { try cluster.stop() }
     }
 
     /// PostgreSQL writes TLS records of at most 8 KiB, but poolers, proxies and compatible servers
@@ -43,7 +43,7 @@ struct TLSConnectionTests {
     @Test("a TLS reply whose last record libpq reads in part is answered, not timed out")
     func replyEndingInAPartlyReadRecord() async throws {
         let cluster = try TestDatabase.privateCluster()
-        _ = try await Fixtures.blocking { try cluster.start() }
+        _ = try await TestDatabase.onOwnThread { try cluster.start() }
         let pki = try TestPKI.shared()
         let script = NSTemporaryDirectory() + "countersign-tls-proxy-\(getpid()).py"
         try Self.wholeReplyProxy.write(toFile: script, atomically: true, encoding: .utf8)
@@ -71,7 +71,7 @@ struct TLSConnectionTests {
         }
         #expect(failed.isEmpty, "\(failed.keys.sorted()): \(failed.values.first ?? "")")
         await pool.close()
-        try await Fixtures.blocking { try cluster.stop() }
+        try await TestDatabase.onOwnThread { try cluster.stop() }
     }
 
     private static let wholeReplyProxy = #"""
@@ -146,7 +146,7 @@ while True:
     /// Starts `cluster` listening on a free loopback port with TLS (the test PKI's server
     /// certificate) besides its Unix socket, and returns the port.
     private static func startWithTLS(_ cluster: LocalPostgresCluster) async throws -> Int {
-        try await Fixtures.blocking {
+        try await TestDatabase.onOwnThread {
             try cluster.start()
             try cluster.stop()
         }
@@ -170,7 +170,7 @@ while True:
         try handle.seekToEnd()
         try handle.write(contentsOf: Data(settings.utf8))
         try handle.close()
-        try await Fixtures.blocking { try cluster.start() }
+        try await TestDatabase.onOwnThread { try cluster.start() }
         return port
     }
 }

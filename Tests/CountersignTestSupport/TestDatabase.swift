@@ -141,7 +141,7 @@ public enum TestDatabase {
     }
 
     /// Runs blocking work (initdb, pg_ctl) on a thread of its own, off the cooperative pool.
-    private static func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    public static func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             let thread = Thread {
                 continuation.resume(with: Result { try work() })

@@ -54,6 +54,7 @@ struct DevCommand: AsyncParsableCommand {
 
         var cluster: LocalPostgresCluster?
         var fallbackURL = ""
+        let interruption = StartupInterruption(logger: logger)
         if !database.isDatabaseConfigured {
             let local = LocalPostgresCluster(
                 directory: directory.appendingPathComponent("postgres").path,
@@ -69,6 +70,7 @@ struct DevCommand: AsyncParsableCommand {
                 try? cluster.stop()
             }
         }
+        try interruption.check()
 
         let masterKeyFile = directory.appendingPathComponent("master.key").path
         if !FileManager.default.fileExists(atPath: masterKeyFile) {
@@ -105,10 +107,12 @@ struct DevCommand: AsyncParsableCommand {
             keysFile: directory.appendingPathComponent("demo-keys.json").path,
             logger: logger
         )
+        try interruption.check()
         // Standard output is a pipe under supervisors: flush so the banner shows before the logs.
         FileHandle.standardOutput.write(Data(demo.banner(host: configuration.host, port: configuration.port, operatorKey: operatorKeySource).utf8))
 
         let app = try buildApplication(configuration, logger: logger)
+        try interruption.end()
         try await StartupError.serving(app, database: configuration.database)
     }
 }
