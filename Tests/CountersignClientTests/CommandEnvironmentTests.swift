@@ -55,6 +55,14 @@ struct CommandEnvironmentTests {
         #expect(output.contains("COUNTERSIGN_PORT must be an integer"), "\(output)")
     }
 
+    @Test("rekey without the current master key says so with its own usage")
+    func rekeyWithoutCurrentKey() async throws {
+        let (status, output) = try await FetchCommandTests.run(["rekey", "--new-master-key-file", "/nonexistent/new.key"], environment: [:])
+        #expect(status == 64, "\(output)")
+        #expect(output.contains("give the current master key with --master-key-file or COUNTERSIGN_MASTER_KEY_FILE"), "\(output)")
+        #expect(output.contains("Usage: countersign rekey"), "\(output)")
+    }
+
     @Test("migrate takes only the options it uses")
     func migrateOptions() async throws {
         let (status, output) = try await FetchCommandTests.run(["migrate", "--decision-writers", "2"], environment: [:])

@@ -29,11 +29,18 @@ struct RekeyCommand: AsyncParsableCommand {
     @Option(help: "File holding the new master key: 32 bytes, raw, base64 or hex, e.g. from `(umask 077; openssl rand -base64 32 > new.key)`.")
     var newMasterKeyFile: String
 
-    func run() async throws {
-        let logger = logging.bootstrap()
-        guard let currentFile = masterKeyFile ?? Environment.string("COUNTERSIGN_MASTER_KEY_FILE") else {
+    private var currentMasterKeyFile: String? { masterKeyFile ?? Environment.string("COUNTERSIGN_MASTER_KEY_FILE") }
+
+    // Checked here, not in run(), so that the usage printed with the error is rekey's own.
+    func validate() throws {
+        guard currentMasterKeyFile != nil else {
             throw ValidationError("give the current master key with --master-key-file or COUNTERSIGN_MASTER_KEY_FILE")
         }
+    }
+
+    func run() async throws {
+        let logger = logging.bootstrap()
+        guard let currentFile = currentMasterKeyFile else { preconditionFailure("validate() requires a master key file") }
         let current = try Self.key(in: currentFile)
         let new = try Self.key(in: newMasterKeyFile)
         guard current != new else { throw StartupError("the new master key is the current one") }
