@@ -83,6 +83,14 @@ public struct SessionService: Sendable {
             )
         }
         guard persistence != .none else {
+            // Nothing is saved, so no save judges the session again by the database: read it
+            // afresh, or a session invalidated through another instance (cached here as live)
+            // would take the submission.
+            let current = try await get(tenantID: tenantID, id: sessionID)
+            guard current.invalidatedAt == nil else {
+                cache.forgetSession(sessionID)
+                throw CountersignError(.sessionInvalidated, "the session is invalidated; open a new one")
+            }
             return Submission(stored: false, persistence: .none, credentialId: nil, created: false)
         }
         let saved = try await credentials.submit(

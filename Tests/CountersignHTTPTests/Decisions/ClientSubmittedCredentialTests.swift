@@ -84,13 +84,14 @@ struct ClientSubmittedCredentialTests {
         let configuration = try await TestService.configuration()
         try await TestService.run(configuration: configuration) { first in
             let tenant = try await first.tenant()
-            try await first.releasePolicy(tenant, then: #""clientPersistences": ["forSession", "permanent", "synchronizable"]"#)
+            try await first.releasePolicy(tenant, then: #""clientPersistences": ["none", "forSession", "permanent", "synchronizable"]"#)
             let session = try await first.session(tenant)
             try await TestService.run(configuration: configuration) { second in
                 // The second instance has the session in memory: it answered a challenge in it.
                 _ = try await second.decided(tenant, session: session)
                 #expect(try await first.invalidate(tenant, session: session, mode: "finishTasks").status == 200)
-                for persistence in ["forSession", "permanent", "synchronizable"] {
+                // `none` too, though nothing would be stored: the session refuses it as on one instance.
+                for persistence in ["none", "forSession", "permanent", "synchronizable"] {
                     let submitted = try await second.submit(tenant, session: session, user: "alice", password: "typed", persistence: persistence)
                     #expect(submitted.status == 409 && submitted.errorCode == "session_invalidated", "\(persistence): \(submitted)")
                 }
