@@ -16,7 +16,7 @@ import Darwin
 ///
 /// `/basic/` is protected by Basic and `/digest/` by Digest (`AuthDigestAlgorithm MD5`: Debian's
 /// mod_auth_digest implements MD5 only), each with one user; `/stale/` is `/digest/` with nonces
-/// that expire after six seconds. ``stop()`` kills it and removes the
+/// that expire after twelve seconds. ``stop()`` kills it and removes the
 /// directory; use ``run(basic:digest:_:)`` so that happens even when the test fails.
 final class ApacheServer {
     static let binary = "/usr/sbin/apache2"
@@ -160,7 +160,7 @@ final class ApacheServer {
                 AuthName "\(digestRealm)"
                 AuthDigestProvider file
                 AuthDigestAlgorithm MD5
-                AuthDigestNonceLifetime 6
+                AuthDigestNonceLifetime 12
                 AuthUserFile "\(root)/digest.pw"
                 Require valid-user
             </Location>
