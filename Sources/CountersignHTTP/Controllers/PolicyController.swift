@@ -52,6 +52,19 @@ struct PolicyController: Sendable {
         var identity: IdentityView? = nil
         /// The server-trust evaluation of the presented chain.
         var evaluation: ServerTrustVerdict? = nil
+        /// The named session, when it has ended: a challenge in it is refused.
+        var sessionEnded: EndedSession? = nil
+
+        struct EndedSession: Encodable {
+            var invalidatedAt: Date
+            var invalidationReason: InvalidationReason
+
+            init?(_ session: Session?) {
+                guard let session, let invalidatedAt = session.invalidatedAt, let reason = session.invalidationReason else { return nil }
+                self.invalidatedAt = invalidatedAt
+                self.invalidationReason = reason
+            }
+        }
 
         func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
@@ -66,10 +79,11 @@ struct PolicyController: Sendable {
             try container.encode(maxFailures, forKey: .maxFailures)
             try container.encode(identity, forKey: .identity)
             try container.encode(evaluation, forKey: .evaluation)
+            try container.encode(sessionEnded, forKey: .sessionEnded)
         }
 
         enum CodingKeys: String, CodingKey {
-            case disposition, credential, persistence, scope, rule, source, reason, blockedUntil, maxFailures, identity, evaluation
+            case disposition, credential, persistence, scope, rule, source, reason, blockedUntil, maxFailures, identity, evaluation, sessionEnded
         }
     }
 
@@ -106,7 +120,7 @@ struct PolicyController: Sendable {
         group.post("explain") { request, context in
             let input = try await body.decode(Explain.self, from: request)
             if let clientID = input.clientId { try Validation.name(clientID, field: "clientId") }
-            let (plan, _) = try await decisions.explain(
+            let (plan, endedSession) = try await decisions.explain(
                 input.challenge,
                 tenantID: context.tenantID,
                 clientID: input.clientId ?? "explain",
@@ -126,7 +140,8 @@ struct PolicyController: Sendable {
                     blockedUntil: plan.blockedUntil,
                     maxFailures: plan.maxFailures,
                     identity: plan.credential.flatMap { $0.kind == .clientIdentity ? IdentityView($0, now: now) : nil },
-                    evaluation: plan.trust
+                    evaluation: plan.trust,
+                    sessionEnded: Explanation.EndedSession(endedSession)
                 )
             )
         }

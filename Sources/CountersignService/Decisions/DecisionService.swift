@@ -109,8 +109,9 @@ public struct DecisionService: Sendable {
     }
 
     /// What the policy would answer, from fresh state, without recording anything or
-    /// releasing a secret.
-    public func explain(_ challenge: Challenge, tenantID: UUID, clientID: String, sessionID: UUID?) async throws -> (plan: DecisionPlan, remainingAttempts: Int?) {
+    /// releasing a secret. `endedSession` is the named session when it has ended: a challenge
+    /// in it is refused (`session_invalidated`), and the plan is what a new session would get.
+    public func explain(_ challenge: Challenge, tenantID: UUID, clientID: String, sessionID: UUID?) async throws -> (plan: DecisionPlan, endedSession: Session?) {
         let tls: PresentedTLS
         do {
             try challenge.validate()
@@ -124,6 +125,7 @@ public struct DecisionService: Sendable {
         // keep the caches of every tenant from filling.
         let tenant = try await cache.tenant(tenantID, fresh: true)
         var session: DecisionStateStore.SessionState?
+        var endedSession: Session?
         if let sessionID {
             var state = try await cache.session(sessionID, tenantID: tenantID, fresh: true)
             if !state.session.isActive(at: tenant.databaseNow) {
@@ -131,6 +133,7 @@ public struct DecisionService: Sendable {
                 // sweep has dropped what it had.
                 state.memory = [:]
                 state.credentials = []
+                endedSession = state.session.observed(at: tenant.databaseNow)
             }
             session = state
         }
@@ -155,7 +158,7 @@ public struct DecisionService: Sendable {
             inputs: inputs,
             verdicts: &verdicts
         )
-        return (plan, plan.blockedUntil != nil ? 0 : nil)
+        return (plan, endedSession)
     }
 
     /// Records an outcome the client reports and keeps the caches honest.

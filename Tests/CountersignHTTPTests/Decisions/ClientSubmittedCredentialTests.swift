@@ -178,6 +178,10 @@ struct ClientSubmittedCredentialTests {
             let explained = try await api.call(.post, "/v1/policy/explain", key: tenant.adminKey, json: body)
             #expect(explained.string("source") == "policy", "\(explained)")
             #expect(explained.string("disposition") == "performDefaultHandling")
+            // Expired before the sweep recorded it: ended at its expiry.
+            let ended = explained["sessionEnded"] as? [String: Any]
+            #expect(ended?["invalidationReason"] as? String == "expired", "\(explained)")
+            #expect(ended?["invalidatedAt"] as? String == opened.string("expiresAt"))
         }
     }
 

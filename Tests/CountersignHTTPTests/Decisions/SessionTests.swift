@@ -116,6 +116,9 @@ struct SessionTests {
                 json: #"{"sessionId": "\#(session)", "challenge": {"taskId": "t", "protectionSpace": {"host": "intranet.example.com", "port": 443, "protocol": "https", "realm": "Intranet", "authenticationMethod": "\#(Method.basic)"}}}"#
             )
             #expect(explained.string("source") == "policy")
+            let ended = explained["sessionEnded"] as? [String: Any]
+            #expect(ended?["invalidatedAt"] as? String == invalidated.string("invalidatedAt"))
+            #expect(ended?["invalidationReason"] as? String == "explicit")
 
             // Invalidating again changes nothing.
             let again = try await api.invalidate(tenant, session: session, mode: "finishTasks")
