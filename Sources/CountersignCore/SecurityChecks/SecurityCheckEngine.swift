@@ -45,7 +45,7 @@ public enum SecurityCheckEngine {
         if let until = inputs.credentialBlockedUntil, until > now {
             return cancel(
                 rule,
-                "the credential of '\(credential.attributes.account)' is blocked for '\(name)' after \(limits.maxFailures) rejections",
+                "the credential of '\(credential.attributes.account)' is blocked after too many rejections",
                 blockedUntil: until,
                 maxFailures: limits.maxFailures,
                 remainingAttempts: 0,

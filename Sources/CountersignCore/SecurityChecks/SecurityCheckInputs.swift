@@ -12,6 +12,7 @@ public struct SecurityCheckInputs: Sendable {
     public var credential: Credential?
     /// The credential's rejections for this check since its last success or change.
     public var credentialFailures: Int
+    /// The credential's block, counted in any space: it is released nowhere while blocked.
     public var credentialBlockedUntil: Date?
     public var now: Date
 

@@ -81,7 +81,10 @@ public struct SecurityCheckService: Sendable {
                             tenant.credentials.first { $0.id == id && $0.owner.persistence == .synchronizable }
                         },
                         credentialFailures: started?.credentialFailures ?? 0,
-                        credentialBlockedUntil: started?.credentialBlockedUntil,
+                        // Blocked in any space, as a challenge's credential is: a block counted
+                        // by HTTP challenges holds here too (`tenant.version` makes a block set
+                        // meanwhile turn this decision stale).
+                        credentialBlockedUntil: [started?.credentialBlockedUntil, credentialID.flatMap { tenant.blockedUntil[$0] }].compactMap { $0 }.max(),
                         now: now
                     )
                 )

@@ -267,6 +267,39 @@ struct SecurityCheckStateTests {
         }
     }
 
+    /// A block is the credential's, whichever space counted it: blocked by HTTP challenges, it is
+    /// not given to a security check either.
+    @Test func aCredentialBlockedByChallengesAnswersNoSecurityCheck() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let credential = try await api.credential(tenant)
+            let current = try await api.call(.get, "/v1/policy", key: tenant.adminKey)
+            let saved = try await api.call(
+                .put, "/v1/policy", key: tenant.adminKey,
+                json: #"""
+                    {"version": \#(current.json["version"] as? Int ?? 0),
+                     "rules": [{"id": "intranet", "match": {"host": "*.example.com"}, "then": {"disposition": "useCredential", "credentialId": "\#(credential)", "maxFailures": 1, "blockSeconds": 600}}],
+                     "securityChecks": \#(Self.handler(credential, #""maxAttempts": 5, "maxFailures": 5"#))}
+                    """#
+            )
+            try #require(saved.status == 200, "\(saved)")
+            let session = try await api.session(tenant)
+            let released = try await api.securityChecks(tenant, session: session, #"{"PinCodeAttempts": {"remainingAttempts": 5}}"#)
+            #expect(released.answer("PinCodeAttempts")?["action"] as? String == "submitChallengeAnswer", "\(released)")
+
+            let decision = try #require(try await api.decided(tenant, session: session).string("decisionId"))
+            let rejected = try await api.outcome(tenant, decision: decision, "rejected", upstreamStatus: 401)
+            #expect((rejected.json["counter"] as? [String: Any])?["blockedUntil"] is String, "\(rejected)")
+
+            let other = try await api.session(tenant, clientId: "bob-phone")
+            let refused = try await api.securityChecks(tenant, session: other, #"{"PinCodeAttempts": {"remainingAttempts": 5}}"#)
+            let answer = try #require(refused.answer("PinCodeAttempts"), "\(refused)")
+            #expect(answer["action"] as? String == "cancel", "\(refused)")
+            #expect(answer["blockedUntil"] is String)
+            #expect(!refused.text.contains("s3cret"))
+        }
+    }
+
     @Test func anAnswersOutcomeGoesToItsChecksRoutesNotTheDecisionsOne() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()
