@@ -32,9 +32,18 @@ struct HostileInputTests {
                 "/v1/credentials?host=\(long)",
                 // A misspelt filter does not list everything, and a parameter counts once.
                 "/v1/decisions?sesionId=\(UUID())", "/v1/keys?limit=1&limit=2", "/v1/counters?blocked=maybe",
+                // Percent-encoding that is broken or decodes to no UTF-8 text does not filter by
+                // replacement characters; a multi-byte character cut by `&` is no character.
+                "/v1/decisions?clientId=%FF%FE", "/v1/decisions?clientId=%E0%80%80", "/v1/credentials?host=%C0%80",
+                "/v1/security-checks/states?clientId=%E2%82&securityCheck=%AC", "/v1/credentials?host=a%2", "/v1/credentials?host=a%G1",
             ] {
                 let reply = try await api.call(.get, query, key: tenant.adminKey)
                 #expect(reply.status == 400 && reply.errorCode == "invalid_query", "\(query): \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
+            }
+            // Well-formed UTF-8 filters as it did.
+            for query in ["/v1/decisions?clientId=b%C3%BCcher", "/v1/credentials?host=%E2%82%AC.example.com", "/v1/decisions?clientId=a+b"] {
+                let reply = try await api.call(.get, query, key: tenant.adminKey)
+                #expect(reply.status == 200, "\(query): \(reply)")
             }
         }
     }

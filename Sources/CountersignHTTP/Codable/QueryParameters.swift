@@ -11,9 +11,15 @@ struct QueryParameters {
 
     /// Refuses a query with a parameter the route does not take (a misspelt filter would
     /// otherwise list everything, unfiltered), one given twice, one without a value (a blank
-    /// filter read as left out would list everything as well), or U+0000 (`%00`) anywhere,
-    /// which PostgreSQL's text cannot hold and no parameter has a use for.
-    init(_ parameters: Parameters, accepting names: [String]) throws {
+    /// filter read as left out would list everything as well), U+0000 (`%00`) anywhere,
+    /// which PostgreSQL's text cannot hold and no parameter has a use for, or percent-encoding
+    /// that is broken or decodes to no UTF-8 text (read with replacement characters, a filter
+    /// would silently match nothing, or something else).
+    init(_ request: Request, accepting names: [String]) throws {
+        if let query = request.uri.query, !Self.isPercentEncodedUTF8(query.utf8) {
+            throw CountersignError(.invalidQuery, "the query must be UTF-8 text, percent-encoded as RFC 3986 §2.1 says")
+        }
+        let parameters = request.uri.queryParameters
         var seen: Set<Substring> = []
         for (name, value) in parameters {
             guard !name.utf8.contains(0), !value.utf8.contains(0) else {
@@ -31,6 +37,32 @@ struct QueryParameters {
             }
         }
         self.parameters = parameters
+    }
+
+    /// Whether every `%` starts two hex digits and the bytes decoded are UTF-8. `&` and `=` are
+    /// ASCII, so the whole query is UTF-8 exactly when each of its names and values is.
+    private static func isPercentEncodedUTF8(_ query: String.UTF8View) -> Bool {
+        var decoded: [UInt8] = []
+        decoded.reserveCapacity(query.count)
+        var iterator = query.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                decoded.append(byte)
+                continue
+            }
+            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return false }
+            decoded.append(high << 4 | low)
+        }
+        return String(validating: decoded, as: UTF8.self) != nil
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 
     func string(_ name: String) -> String? {

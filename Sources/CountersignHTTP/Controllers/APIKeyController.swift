@@ -26,7 +26,7 @@ struct APIKeyController: Sendable {
             return try JSONResponse.make(CreatedKey(created), status: .created)
         }
         group.get { request, context in
-            let page = try QueryParameters(request.uri.queryParameters, accepting: QueryParameters.paging).page()
+            let page = try QueryParameters(request, accepting: QueryParameters.paging).page()
             return try JSONResponse.make(ListPage("keys", try await keys.list(tenantID: context.tenantID, limit: page.limit, after: page.cursor)))
         }
         group.get(":keyId") { _, context in

@@ -12,7 +12,7 @@ struct CounterController: Sendable {
 
     func addRoutes(to group: RouterGroup<AdminRequestContext>) {
         group.get { request, context in
-            let query = try QueryParameters(request.uri.queryParameters, accepting: QueryParameters.paging + ["credentialId", "blocked"])
+            let query = try QueryParameters(request, accepting: QueryParameters.paging + ["credentialId", "blocked"])
             let page = try query.page()
             let counters = try await counters.list(
                 tenantID: context.tenantID,

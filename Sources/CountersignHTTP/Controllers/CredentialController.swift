@@ -120,7 +120,7 @@ struct CredentialController: Sendable {
             return try JSONResponse.make(CredentialView(saved.credential), status: saved.created ? .created : .ok)
         }
         group.get { request, context in
-            let query = try QueryParameters(request.uri.queryParameters, accepting: QueryParameters.paging + ["host", "account"])
+            let query = try QueryParameters(request, accepting: QueryParameters.paging + ["host", "account"])
             let page = try query.page()
             let list = try await credentials.list(
                 tenantID: context.tenantID,
@@ -166,7 +166,7 @@ struct CredentialController: Sendable {
             return Response(status: .noContent)
         }
         group.get(":credentialId/history") { request, context in
-            let page = try QueryParameters(request.uri.queryParameters, accepting: QueryParameters.paging).page()
+            let page = try QueryParameters(request, accepting: QueryParameters.paging).page()
             guard
                 let history = try await credentials.history(
                     tenantID: context.tenantID,

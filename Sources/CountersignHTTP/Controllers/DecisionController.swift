@@ -69,7 +69,7 @@ struct DecisionController: Sendable {
 
     func addAdminRoutes(to group: RouterGroup<AdminRequestContext>) {
         group.get { request, context in
-            let query = try QueryParameters(request.uri.queryParameters, accepting: QueryParameters.paging + ["sessionId", "clientId", "credentialId", "disposition", "since", "until"])
+            let query = try QueryParameters(request, accepting: QueryParameters.paging + ["sessionId", "clientId", "credentialId", "disposition", "since", "until"])
             let filter = DecisionStore.Filter(
                 sessionID: try query.uuid("sessionId"),
                 clientID: try query.checked("clientId") { try Validation.name($0, field: "clientId") },

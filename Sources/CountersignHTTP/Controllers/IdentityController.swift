@@ -49,7 +49,7 @@ struct IdentityController: Sendable {
             return try JSONResponse.make(IdentityView(created, now: now), status: .created)
         }
         group.get { request, context in
-            let page = try QueryParameters(request.uri.queryParameters, accepting: QueryParameters.paging).page()
+            let page = try QueryParameters(request, accepting: QueryParameters.paging).page()
             let list = try await identities.list(tenantID: context.tenantID, limit: page.limit, after: page.cursor)
             let now = try await databaseNow(context.tenantID)
             return try JSONResponse.make(ListPage("identities", list) { IdentityView($0, now: now) })

@@ -73,7 +73,7 @@ struct SecurityCheckController: Sendable {
 
     func addAdminRoutes(to group: RouterGroup<AdminRequestContext>) {
         group.get("states") { request, context in
-            let query = try QueryParameters(request.uri.queryParameters, accepting: QueryParameters.paging + ["clientId", "securityCheck"])
+            let query = try QueryParameters(request, accepting: QueryParameters.paging + ["clientId", "securityCheck"])
             let page = try query.page()
             let states = try await securityChecks.states(
                 tenantID: context.tenantID,
@@ -95,7 +95,7 @@ struct SecurityCheckController: Sendable {
         let sessionID = try context.parameters.uuid("sessionId")
         let name = context.parameters.get("securityCheck") ?? ""
         try SecurityCheckName.validate(name, field: "securityCheck")
-        let decisionID = try QueryParameters(request.uri.queryParameters, accepting: ["decisionId"]).uuid("decisionId")
+        let decisionID = try QueryParameters(request, accepting: ["decisionId"]).uuid("decisionId")
         let payload = try await body.decode(JSONValue.self, from: request)
         let report = try await securityChecks.report(
             outcome,

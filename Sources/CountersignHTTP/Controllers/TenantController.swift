@@ -26,7 +26,7 @@ struct TenantController: Sendable {
             return try JSONResponse.make(tenant, status: .created)
         }
         group.get { request, _ in
-            let page = try QueryParameters(request.uri.queryParameters, accepting: QueryParameters.paging).page()
+            let page = try QueryParameters(request, accepting: QueryParameters.paging).page()
             return try JSONResponse.make(ListPage("tenants", try await tenants.list(limit: page.limit, after: page.cursor)))
         }
         group.get(":tenantId") { _, context in

@@ -21,7 +21,7 @@ struct UndeclaredQueryMiddleware<Context: RequestContext>: RouterMiddleware {
             // HEAD is answered by the GET route.
             let method = request.method == .head ? "GET" : request.method.rawValue
             if !Self.routesTakingQueries.contains("\(method) \(context.endpointPath ?? "")") {
-                _ = try QueryParameters(request.uri.queryParameters, accepting: [])
+                _ = try QueryParameters(request, accepting: [])
             }
         }
         return try await next(request, context)
