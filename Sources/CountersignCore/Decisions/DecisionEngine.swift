@@ -170,6 +170,11 @@ public enum DecisionEngine {
             // Expired identities are never released; the policy decides again.
             return nil
         }
+        // The limit in force now, as a rejection counts against it (`Policy.rejectionLimits`); a
+        // credential the client submitted was remembered without one.
+        let limits = inputs.policy.rejectionLimits(for: space)
+        let maxFailures = limits?.maxFailures ?? remembered.maxFailures
+        let blockSchedule = limits?.schedule ?? remembered.blockSchedule
         if inputs.isBlocked(id) {
             return DecisionPlan(
                 disposition: remembered.blockedDisposition ?? .cancelAuthenticationChallenge,
@@ -178,8 +183,8 @@ public enum DecisionEngine {
                 source: .session,
                 reason: "the credential the session remembered is blocked",
                 blockedUntil: inputs.blockedUntil[id],
-                maxFailures: remembered.maxFailures,
-                blockSchedule: remembered.blockSchedule
+                maxFailures: maxFailures,
+                blockSchedule: blockSchedule
             )
         }
         return DecisionPlan(
@@ -192,8 +197,8 @@ public enum DecisionEngine {
             reason: credential.kind == .clientIdentity
                 ? "the session remembered the client identity '\(credential.attributes.account)'"
                 : "the session remembered the credential of '\(credential.attributes.account)'",
-            maxFailures: remembered.maxFailures,
-            blockSchedule: remembered.blockSchedule
+            maxFailures: maxFailures,
+            blockSchedule: blockSchedule
         )
     }
 

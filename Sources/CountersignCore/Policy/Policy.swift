@@ -32,6 +32,22 @@ public struct Policy: Codable, Hashable, Sendable {
         return rules.first { $0.match.matches(space) }
     }
 
+    /// The limit a rejection in `space` counts against now, and the blocks it sets: those of the
+    /// rule that now speaks about the space, when it releases credentials. An admin's change holds
+    /// at once, for answers already given and for credentials a session remembered or a client
+    /// submitted. `nil` when no rule releases there any more: the caller keeps the limit the
+    /// answer was given with.
+    public func rejectionLimits(for space: ProtectionSpace) -> (maxFailures: Int, schedule: BlockSchedule)? {
+        guard let rule = rule(for: space), rule.then.disposition == .useCredential else { return nil }
+        return (rule.then.failureLimit, rule.then.blockSchedule)
+    }
+
+    /// `rejectionLimits(for:)` of a security check's answer: its handler's, while it answers.
+    public func rejectionLimits(forSecurityCheck name: String) -> (maxFailures: Int, schedule: BlockSchedule)? {
+        guard let handler = securityCheckHandler(named: name), handler.action == .submitChallengeAnswer else { return nil }
+        return (handler.limits.maxFailures, handler.limits.blockSchedule)
+    }
+
     /// The handler of the security check `name`.
     public func securityCheckHandler(named name: String) -> SecurityCheckHandler? {
         securityChecks.first { $0.securityCheck == name }

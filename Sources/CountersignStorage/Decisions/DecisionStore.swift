@@ -135,18 +135,14 @@ public struct DecisionStore: Sendable {
         if outcome == .rejected, decision.disposition == .useCredential, let credentialID = decision.credentialId,
             try Self.holdsReleasedSecret(credentialID, releasedAt: try row.decode("tenant_version"), on: connection)
         {
-            let schedule = BlockSchedule(
-                seconds: try row.decode("block_seconds", as: Int?.self) ?? BlockSchedule.default.seconds,
-                incrementSeconds: try row.decode("block_increment_seconds", as: Int?.self) ?? BlockSchedule.default.incrementSeconds,
-                maximumSeconds: try row.decode("max_block_seconds", as: Int?.self) ?? BlockSchedule.default.maximumSeconds
-            )
+            let limits = try Self.rejectionLimits(of: decision, recorded: row, tenantID: tenantID, on: connection)
             counter = try RejectionCounting.count(
                 tenantID: tenantID,
                 credentialID: credentialID,
                 spaceKey: try row.decode("space_key"),
                 clientID: decision.clientId,
-                maxFailures: try row.decode("max_failures"),
-                schedule: schedule,
+                maxFailures: limits.maxFailures,
+                schedule: limits.schedule,
                 on: connection
             )
             counted = true
@@ -179,6 +175,43 @@ public struct DecisionStore: Sendable {
             [.uuid(decisionID), .text(outcome.rawValue), PostgresValue(upstreamStatus), .text(source), .bool(counted)]
         )
         return OutcomeResult(decision: try Self.entry(from: updated.rows[0]), counted: counted, counter: counter, stateChanged: stateChanged)
+    }
+
+    /// The limit a rejection of `decision` counts against: the policy's now
+    /// (`Policy.rejectionLimits`), read in this transaction, or the one the decision was made with
+    /// when nothing releases in its space any more.
+    private static func rejectionLimits(
+        of decision: DecisionEntry,
+        recorded row: PostgresRow,
+        tenantID: UUID,
+        on connection: PostgresConnection
+    ) throws -> (maxFailures: Int?, schedule: BlockSchedule) {
+        let policy = try PolicyStore.current(tenantID: tenantID, lock: false, on: connection)?.policy ?? .empty
+        let current: (maxFailures: Int, schedule: BlockSchedule)?
+        if decision.kind == SecurityCheckEngine.decisionKind {
+            current = policy.rejectionLimits(forSecurityCheck: decision.taskId)
+        } else {
+            let space = decision.protectionSpace
+            current = policy.rejectionLimits(
+                for: ProtectionSpace(
+                    host: space.host,
+                    port: space.port,
+                    protocolName: space.protocol,
+                    realm: space.realm,
+                    authenticationMethod: AuthenticationMethod(rawValue: space.authenticationMethod),
+                    isProxy: space.isProxy
+                )
+            )
+        }
+        if let current { return (current.maxFailures, current.schedule) }
+        return (
+            try row.decode("max_failures"),
+            BlockSchedule(
+                seconds: try row.decode("block_seconds", as: Int?.self) ?? BlockSchedule.default.seconds,
+                incrementSeconds: try row.decode("block_increment_seconds", as: Int?.self) ?? BlockSchedule.default.incrementSeconds,
+                maximumSeconds: try row.decode("max_block_seconds", as: Int?.self) ?? BlockSchedule.default.maximumSeconds
+            )
+        )
     }
 
     /// Whether the credential a decision made from tenant state `version` released still exists

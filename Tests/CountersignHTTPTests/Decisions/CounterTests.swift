@@ -141,4 +141,61 @@ struct CounterTests {
             #expect(try await api.call(.post, "/v1/counters/\(UUID())/reset", key: tenant.adminKey).status == 404)
         }
     }
+
+    /// A rejection counts against the limit in force when it is counted: answers given before an
+    /// admin lowered `maxFailures` block at the new limit, and after a raise no longer block at
+    /// the old one.
+    @Test func aChangedLimitHoldsForAnswersAlreadyGiven() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let id = try await api.credential(tenant)
+            try await api.releasePolicy(tenant, then: #""maxFailures": 10, "persistence": "none", "blockSeconds": 600"#)
+            let session = try await api.session(tenant)
+            var decisions: [String] = []
+            for index in 0..<6 {
+                decisions.append(try #require(try await api.decided(tenant, session: session, taskId: "t\(index)").string("decisionId")))
+            }
+            try await api.releasePolicy(tenant, then: #""maxFailures": 2, "persistence": "none", "blockSeconds": 600"#)
+            let first = try await api.outcome(tenant, decision: decisions[0], "rejected", upstreamStatus: 401)
+            #expect((first.json["counter"] as? [String: Any])?["remainingAttempts"] as? Int == 1, "\(first)")
+            let second = try await api.outcome(tenant, decision: decisions[1], "rejected", upstreamStatus: 401)
+            #expect((second.json["counter"] as? [String: Any])?["blockedUntil"] is String, "\(second)")
+            let blocked = try await api.decided(tenant, session: try await api.session(tenant, clientId: "bob"))
+            #expect(blocked.string("disposition") == "cancelAuthenticationChallenge", "\(blocked)")
+
+            // Raised again (the block reset by an admin): the four answers left count to 4 of 10.
+            try await api.releasePolicy(tenant, then: #""maxFailures": 10, "persistence": "none", "blockSeconds": 600"#)
+            let counterID = try #require(try await api.counters(tenant, credential: id).first?["id"] as? String)
+            #expect(try await api.call(.post, "/v1/counters/\(counterID)/reset", key: tenant.adminKey).status == 200)
+            for decision in decisions[2...] {
+                let rejected = try await api.outcome(tenant, decision: decision, "rejected", upstreamStatus: 401)
+                #expect((rejected.json["counter"] as? [String: Any])?["blockedUntil"] is NSNull, "\(rejected)")
+            }
+            let counter = try #require(try await api.counters(tenant, credential: id).first)
+            #expect(counter["failures"] as? Int == 4)
+            #expect(counter["blockedUntil"] is NSNull)
+            let released = try await api.decided(tenant, session: try await api.session(tenant, clientId: "carol"))
+            #expect(released.string("disposition") == "useCredential")
+            #expect(released.int("remainingAttempts") == 6)
+        }
+    }
+
+    /// A credential the client submitted is remembered without a limit of its own: served from
+    /// the session, it carries the rule's, and blocks at it.
+    @Test func aSubmittedCredentialBlocksAtTheRulesLimit() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            try await api.releasePolicy(tenant, then: #""maxFailures": 1, "persistence": "forSession", "blockSeconds": 600"#)
+            let session = try await api.session(tenant)
+            _ = try await api.submit(tenant, session: session, user: "typed", password: "pw-typed", persistence: "forSession")
+            let served = try await api.decided(tenant, session: session)
+            #expect(served.string("source") == "session", "\(served)")
+            #expect(served.int("remainingAttempts") == 1, "\(served)")
+            let rejected = try await api.outcome(tenant, decision: try #require(served.string("decisionId")), "rejected", upstreamStatus: 401)
+            #expect((rejected.json["counter"] as? [String: Any])?["blockedUntil"] is String, "\(rejected)")
+            let again = try await api.decided(tenant, session: session, taskId: "task-2")
+            #expect(again.string("disposition") == "cancelAuthenticationChallenge", "\(again)")
+            #expect(!again.text.contains("pw-typed"))
+        }
+    }
 }

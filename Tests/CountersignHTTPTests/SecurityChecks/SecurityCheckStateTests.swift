@@ -300,6 +300,22 @@ struct SecurityCheckStateTests {
         }
     }
 
+    /// A failure counts against the handler's limit when it is reported, not when the answer was given.
+    @Test func aLoweredLimitHoldsForAnAnswerAlreadyGiven() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let credential = try await api.credential(tenant, host: "mfp.example.com", account: "pin", password: "0000")
+            try await api.securityCheckHandlers(tenant, Self.handler(credential, #""maxAttempts": 5, "maxFailures": 5, "blockSeconds": 600"#))
+            let session = try await api.session(tenant)
+            let answered = try await api.securityChecks(tenant, session: session, #"{"PinCodeAttempts": {"remainingAttempts": 5}}"#)
+            #expect(answered.answer("PinCodeAttempts")?["action"] as? String == "submitChallengeAnswer", "\(answered)")
+            try await api.securityCheckHandlers(tenant, Self.handler(credential, #""maxAttempts": 5, "maxFailures": 1, "blockSeconds": 600"#))
+            let failure = try await api.reportSecurityCheck(tenant, session: session, check: "PinCodeAttempts", "failure")
+            let counter = try #require(failure.json["counter"] as? [String: Any], "\(failure)")
+            #expect(counter["blockedUntil"] is String, "\(failure)")
+        }
+    }
+
     @Test func anAnswersOutcomeGoesToItsChecksRoutesNotTheDecisionsOne() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()
