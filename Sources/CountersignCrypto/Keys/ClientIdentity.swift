@@ -113,6 +113,7 @@ public struct ClientIdentity: Sendable, CustomStringConvertible {
         // An empty password is written either as no password or as an empty BMPString,
         // depending on the tool; OpenSSL's own reader tries both the same way.
         var passwordBytes: [CChar]? = Array(password.utf8CString)
+        defer { passwordBytes?.wipe() }
         if password.isEmpty, PKCS12_verify_mac(p12.pointer, nil, 0) == 1 {
             passwordBytes = nil
         } else if PKCS12_verify_mac(p12.pointer, passwordBytes, -1) != 1 {

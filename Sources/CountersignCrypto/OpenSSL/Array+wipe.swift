@@ -1,6 +1,6 @@
 internal import COpenSSL
 
-extension Array where Element == UInt8 {
+extension Array where Element: FixedWidthInteger {
     /// Overwrites the bytes with zeros in a way the optimiser keeps (OPENSSL_cleanse).
     ///
     /// Best effort: Swift may have copied the array before (copy-on-write), and those copies

@@ -102,7 +102,8 @@ public enum MasterKey {
         while let last = text.last, whitespace.contains(last) { text.removeLast() }
         let string = String(decoding: text, as: UTF8.self)
         // 64 hex digits cannot also be base64 of 32 bytes (that is 43 or 44 characters).
-        if text.count == SymmetricKey.byteCount * 2, let bytes = Hex.decode(string) {
+        if text.count == SymmetricKey.byteCount * 2, var bytes = Hex.decode(string) {
+            defer { bytes.wipe() }
             return try? SymmetricKey(bytes: bytes)
         }
         if var bytes = Base64.decode(string) {

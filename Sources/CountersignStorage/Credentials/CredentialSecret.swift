@@ -1,4 +1,5 @@
 import CountersignCore
+import CountersignCrypto
 import Foundation
 
 /// What is sealed for a credential: the password today; kept as a small JSON object so that
@@ -7,11 +8,23 @@ struct CredentialSecret: Codable, Equatable {
     var password: String
 
     func sealed(with key: TenantSecretKey, rowID: UUID) throws -> [UInt8] {
-        try key.seal(Array(try JSONEncoder().encode(self)), rowID: rowID)
+        var encoded = try JSONEncoder().encode(self)
+        var plaintext = Array(encoded)
+        defer {
+            encoded.resetBytes(in: encoded.startIndex..<encoded.endIndex)
+            plaintext.wipe()
+        }
+        return try key.seal(plaintext, rowID: rowID)
     }
 
     static func opened(_ sealed: [UInt8], with key: TenantSecretKey, rowID: UUID) throws -> CredentialSecret {
-        try JSONDecoder().decode(CredentialSecret.self, from: Data(try key.open(sealed, rowID: rowID)))
+        var plaintext = try key.open(sealed, rowID: rowID)
+        defer { plaintext.wipe() }
+        // Decoded in place: a `Data` copy of the plaintext would outlive the wipe.
+        return try plaintext.withUnsafeMutableBytes { bytes in
+            guard let base = bytes.baseAddress else { return try JSONDecoder().decode(CredentialSecret.self, from: Data()) }
+            return try JSONDecoder().decode(CredentialSecret.self, from: Data(bytesNoCopy: base, count: bytes.count, deallocator: .none))
+        }
     }
 }
 
