@@ -16,6 +16,9 @@ public struct Credential: Hashable, Sendable {
     public var updatedAt: Date
     /// For a client identity: its certificate, as decisions choose and check it.
     public var certificate: IdentityCertificate?
+    /// Whether its password may leave the service. When not, it only answers what the service
+    /// computes itself: Digest headers of raw responses.
+    public var exportable: Bool
 
     public init(
         id: UUID,
@@ -28,7 +31,8 @@ public struct Credential: Hashable, Sendable {
         secretVersion: Int,
         createdAt: Date,
         updatedAt: Date,
-        certificate: IdentityCertificate? = nil
+        certificate: IdentityCertificate? = nil,
+        exportable: Bool = true
     ) {
         self.id = id
         self.tenantID = tenantID
@@ -41,6 +45,7 @@ public struct Credential: Hashable, Sendable {
         self.createdAt = createdAt
         self.updatedAt = updatedAt
         self.certificate = certificate
+        self.exportable = exportable
     }
 }
 

@@ -96,14 +96,18 @@ public enum DecisionEngine {
                 reason: "rule '\(rule.id)' cannot release a password for \(method.rawValue)"
             )
         }
-        let candidates = candidates(for: space, action: action, inputs: inputs)
+        let fitting = candidates(for: space, action: action, inputs: inputs)
+        let candidates = inputs.releasesPassword ? fitting.filter(\.exportable) : fitting
         guard !candidates.isEmpty else {
             return DecisionPlan(
                 disposition: action.whenUnanswerable,
                 scope: scope,
                 rule: reference,
                 source: .policy,
-                reason: "rule '\(rule.id)' found no credential for this protection space"
+                reason: fitting.isEmpty
+                    ? "rule '\(rule.id)' found no credential for this protection space"
+                    : "rule '\(rule.id)': the password of '\(fitting[0].attributes.account)' never leaves the service; "
+                        + "forward the server's response to POST /v1/sessions/{id}/responses for a Digest answer"
             )
         }
         guard let credential = candidates.first(where: { !inputs.isBlocked($0.id) }) else {
@@ -164,6 +168,10 @@ public enum DecisionEngine {
         }
         guard let id = remembered.credentialID, let credential = inputs.credentials.first(where: { $0.id == id }) else { return nil }
         if credential.kind == .password, !stillAnswers(credential, space, releasedBy: remembered.ruleID, policy: inputs.policy) {
+            return nil
+        }
+        if credential.kind == .password, !credential.exportable, inputs.releasesPassword {
+            // Made unexportable since it was remembered: the policy says why it is not released.
             return nil
         }
         if credential.kind == .clientIdentity, credential.certificate?.isValid(at: inputs.now) != true {
@@ -257,6 +265,9 @@ public struct DecisionInputs: Sendable {
     /// (`PresentedTLS.acceptableIssuersDigest`), which keys what the session remembers, so that
     /// a server naming other CAs is answered again rather than given an identity it refuses.
     public var acceptableIssuersDigest: String?
+    /// Whether a password released goes to the client (false only for a Digest header of a raw
+    /// response, which the service computes): an unexportable credential answers only then.
+    public var releasesPassword: Bool
 
     public init(
         challenge: Challenge,
@@ -268,7 +279,8 @@ public struct DecisionInputs: Sendable {
         blockedUntil: [UUID: Date],
         now: Date,
         presentedChainDigest: String? = nil,
-        acceptableIssuersDigest: String? = nil
+        acceptableIssuersDigest: String? = nil,
+        releasesPassword: Bool = true
     ) {
         self.challenge = challenge
         self.policy = policy
@@ -280,6 +292,7 @@ public struct DecisionInputs: Sendable {
         self.now = now
         self.presentedChainDigest = presentedChainDigest
         self.acceptableIssuersDigest = acceptableIssuersDigest
+        self.releasesPassword = releasesPassword
     }
 
     func isBlocked(_ id: UUID) -> Bool {

@@ -54,6 +54,15 @@ public struct SecurityCheckAnswerTemplate: Hashable, Sendable {
         }
     }
 
+    /// Whether the answer carries the password.
+    public var usesSecret: Bool {
+        var uses = false
+        JSONValue.object(members).forEachString { text in
+            if text == Placeholder.secret.rawValue { uses = true }
+        }
+        return uses
+    }
+
     /// The answer for a credential. Holds the secret: never log it.
     public func filled(secret: String, account: String, domain: String?) -> JSONValue {
         JSONValue.object(members).mapStrings { text in

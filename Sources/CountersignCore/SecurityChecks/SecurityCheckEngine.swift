@@ -52,6 +52,10 @@ public enum SecurityCheckEngine {
                 state: state
             )
         }
+        let template = handler.answer.map(SecurityCheckAnswerTemplate.init)
+        if !credential.exportable, template?.usesSecret == true {
+            return cancel(rule, "the password of '\(credential.attributes.account)' never leaves the service: the handler of '\(name)' cannot answer with it", state: state)
+        }
         let central = inputs.state?.remainingAttempts(at: now, limits: limits) ?? limits.maxAttempts
         let server = SecurityCheckChallenges.remainingAttempts(in: inputs.challenge)
         let remaining = min(central, server ?? central)
@@ -88,7 +92,7 @@ public enum SecurityCheckEngine {
             ),
             remainingAttempts: remaining,
             state: state,
-            template: handler.answer.map(SecurityCheckAnswerTemplate.init)
+            template: template
         )
     }
 

@@ -24,6 +24,8 @@ struct CredentialController: Sendable {
         var password: String
         var domain: String?
         var label: String?
+        /// `false`: the password never leaves the service (`Credential.exportable`).
+        var exportable: Bool?
 
         var attributes: CredentialAttributes {
             CredentialAttributes(
@@ -46,9 +48,10 @@ struct CredentialController: Sendable {
         var password: String?
         var domain: String??
         var label: String??
+        var exportable: Bool?
 
         enum CodingKeys: String, CodingKey {
-            case host, port, `protocol`, realm, path, authenticationMethod, isProxy, account, password, domain, label
+            case host, port, `protocol`, realm, path, authenticationMethod, isProxy, account, password, domain, label, exportable
         }
 
         init(from decoder: any Decoder) throws {
@@ -71,6 +74,7 @@ struct CredentialController: Sendable {
             password = try required(.password)
             domain = try field(.domain)
             label = try field(.label)
+            exportable = try required(.exportable)
         }
 
         func encode(to encoder: any Encoder) throws {
@@ -89,6 +93,7 @@ struct CredentialController: Sendable {
             try container.encodeIfPresent(password, forKey: .password)
             try field(domain, .domain)
             try field(label, .label)
+            try container.encodeIfPresent(exportable, forKey: .exportable)
         }
 
         func applied(to attributes: CredentialAttributes) -> CredentialAttributes {
@@ -113,7 +118,10 @@ struct CredentialController: Sendable {
             try Self.validateSecret(password: input.password, domain: input.domain, label: input.label)
             let saved = try await credentials.save(
                 tenantID: context.tenantID,
-                .init(attributes: attributes, domain: input.domain, label: input.label, password: input.password, owner: .tenant(submittedBy: nil)),
+                .init(
+                    attributes: attributes, domain: input.domain, label: input.label, password: input.password, owner: .tenant(submittedBy: nil),
+                    exportable: input.exportable
+                ),
                 actor: context.actor
             )
             cache.forgetTenant(context.tenantID)
@@ -150,7 +158,8 @@ struct CredentialController: Sendable {
                 },
                 domain: input.domain,
                 label: input.label,
-                password: input.password
+                password: input.password,
+                exportable: input.exportable
             )
             guard let updated = try await credentials.update(tenantID: context.tenantID, id: existing.id, changes, actor: context.actor) else {
                 throw CountersignError(.notFound, "no such credential")
@@ -214,7 +223,7 @@ struct CredentialView: Encodable {
 
     enum CodingKeys: String, CodingKey {
         case id, kind, host, port, `protocol`, realm, path, authenticationMethod, isProxy, account, domain, label
-        case owner, ownerClientId, ownerSessionId, submittedByClient, secretVersion, createdAt, updatedAt
+        case owner, ownerClientId, ownerSessionId, submittedByClient, secretVersion, exportable, createdAt, updatedAt
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -247,6 +256,7 @@ struct CredentialView: Encodable {
             try container.encode(clientID, forKey: .submittedByClient)
         }
         try container.encode(credential.secretVersion, forKey: .secretVersion)
+        try container.encode(credential.exportable, forKey: .exportable)
         try container.encode(credential.createdAt, forKey: .createdAt)
         try container.encode(credential.updatedAt, forKey: .updatedAt)
     }

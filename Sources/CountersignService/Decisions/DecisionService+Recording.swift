@@ -10,8 +10,9 @@ extension DecisionService {
         public var tenant: DecisionStateStore.TenantState
         public var now: Date
 
-        /// The decision engine's plan for `challenge` from this state.
-        public func plan(for challenge: Challenge) -> DecisionPlan {
+        /// The decision engine's plan for `challenge` from this state. `releasesPassword`: whether
+        /// a password released goes to the client (`DecisionInputs.releasesPassword`).
+        public func plan(for challenge: Challenge, releasesPassword: Bool) -> DecisionPlan {
             DecisionEngine.decide(
                 DecisionInputs(
                     challenge: challenge,
@@ -21,7 +22,8 @@ extension DecisionService {
                     sessionMemory: session.memory,
                     credentials: session.credentials + tenant.credentials,
                     blockedUntil: tenant.blockedUntil,
-                    now: now
+                    now: now,
+                    releasesPassword: releasesPassword
                 )
             )
         }

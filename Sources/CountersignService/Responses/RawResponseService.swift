@@ -98,7 +98,12 @@ public struct RawResponseService: Sendable {
                 for: asker,
                 plan: { state in
                     try ResponseDecider.plan(context, policy: state.tenant.policy.policy, canAnswer: Self.canAnswer) { space in
-                        state.plan(for: Challenge(taskId: context.taskId, protectionSpace: space, previousFailureCount: failureCount))
+                        // A Digest header is computed here; Basic's carries the password, and NTLM's
+                        // handshake runs in the client with it.
+                        state.plan(
+                            for: Challenge(taskId: context.taskId, protectionSpace: space, previousFailureCount: failureCount),
+                            releasesPassword: space.method != .httpDigest
+                        )
                     }
                 },
                 prepare: { planned, released in try prepare(planned, released: released, context: context) }

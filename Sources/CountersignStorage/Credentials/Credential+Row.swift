@@ -6,7 +6,7 @@ extension Credential {
     static let columns = """
         c.id, c.tenant_id, c.kind, c.owner, c.owner_client_id, c.owner_session_id, c.submitted_by_client, c.host, c.port,
         c.protocol, c.realm, c.path, c.authentication_method, c.is_proxy, c.account, c.domain, c.label, c.secret_version,
-        c.created_at, c.updated_at, \(identityColumn)
+        c.created_at, c.updated_at, c.exportable, \(identityColumn)
         """
 
     /// A client identity's certificate as one JSON column (NULL for passwords), so that every
@@ -57,7 +57,8 @@ extension Credential {
             secretVersion: try row.decode("secret_version"),
             createdAt: try row.decode("created_at"),
             updatedAt: try row.decode("updated_at"),
-            certificate: try identity.map { try Self.identityDecoder.decode(IdentityCertificate.self, from: Data($0.utf8)) }
+            certificate: try identity.map { try Self.identityDecoder.decode(IdentityCertificate.self, from: Data($0.utf8)) },
+            exportable: try row.decode("exportable")
         )
     }
 }

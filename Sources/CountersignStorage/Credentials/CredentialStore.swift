@@ -21,13 +21,16 @@ public struct CredentialStore: Sendable {
         public var label: String?
         public var password: String
         public var owner: CredentialOwner
+        /// `Credential.exportable`; `nil`: as it is, or exportable for a new credential.
+        public var exportable: Bool?
 
-        public init(attributes: CredentialAttributes, domain: String?, label: String?, password: String, owner: CredentialOwner) {
+        public init(attributes: CredentialAttributes, domain: String?, label: String?, password: String, owner: CredentialOwner, exportable: Bool? = nil) {
             self.attributes = attributes
             self.domain = domain
             self.label = label
             self.password = password
             self.owner = owner
+            self.exportable = exportable
         }
     }
 
@@ -40,17 +43,20 @@ public struct CredentialStore: Sendable {
         public var domain: String??
         public var label: String??
         public var password: String?
+        public var exportable: Bool?
 
         public init(
             attributes: (@Sendable (CredentialAttributes) throws -> CredentialAttributes)? = nil,
             domain: String?? = nil,
             label: String?? = nil,
-            password: String? = nil
+            password: String? = nil,
+            exportable: Bool? = nil
         ) {
             self.attributes = attributes
             self.domain = domain
             self.label = label
             self.password = password
+            self.exportable = exportable
         }
     }
 
@@ -121,7 +127,9 @@ public struct CredentialStore: Sendable {
                 if let existing = try Self.find(tenantID: tenantID, attributes: attributes, owner: input.owner, on: connection) {
                     // Metadata left out stays (a vault sync that sends the password alone must not
                     // drop an NTLM domain); PATCH clears it with null.
-                    let changes = Changes(domain: input.domain.map { .some($0) }, label: input.label.map { .some($0) }, password: input.password)
+                    let changes = Changes(
+                        domain: input.domain.map { .some($0) }, label: input.label.map { .some($0) }, password: input.password, exportable: input.exportable
+                    )
                     saved = (try Self.apply(changes, to: existing, key: key, actor: actor, on: connection), false)
                 } else {
                     saved = (try Self.insert(tenantID: tenantID, input, attributes: attributes, key: key, actor: actor, on: connection), true)
@@ -150,12 +158,12 @@ public struct CredentialStore: Sendable {
         let rows = try connection.query(
             """
             INSERT INTO credentials AS c (id, tenant_id, kind, owner, owner_client_id, owner_session_id, submitted_by_client,
-                host, port, protocol, realm, path, authentication_method, is_proxy, account, domain, label, sealed_secret)
-            VALUES ($1, $2, 'password', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+                host, port, protocol, realm, path, authentication_method, is_proxy, account, domain, label, sealed_secret, exportable)
+            VALUES ($1, $2, 'password', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
             RETURNING \(Credential.columns)
             """,
             [.uuid(id), .uuid(tenantID)] + input.owner.columnValues + Self.attributeValues(attributes)
-                + [PostgresValue(input.domain), PostgresValue(input.label), .bytea(sealed)]
+                + [PostgresValue(input.domain), PostgresValue(input.label), .bytea(sealed), .bool(input.exportable ?? true)]
         )
         let credential = try Credential(row: rows.rows[0])
         try CredentialHistory.record("created", credentialID: id, tenantID: tenantID, actor: actor, on: connection)
@@ -434,17 +442,19 @@ public struct CredentialStore: Sendable {
         let attributes = try (changes.attributes?(existing.attributes) ?? existing.attributes).normalized
         let domain = changes.domain ?? existing.domain
         let label = changes.label ?? existing.label
+        let exportable = changes.exportable ?? existing.exportable
         var details: [String: String] = [:]
         if attributes != existing.attributes.normalized { details["attributes"] = "changed" }
         if domain != existing.domain { details["domain"] = "changed" }
         if label != existing.label { details["label"] = "changed" }
+        if exportable != existing.exportable { details["exportable"] = String(exportable) }
         // Nothing to change, nothing to record: a sync saving the same credential again leaves
         // no trace, and no cached decision state goes stale for it.
         guard secretChanged || !details.isEmpty else { return existing }
         let rows = try connection.query(
             """
             UPDATE credentials AS c SET host = $3, port = $4, protocol = $5, realm = $6, path = $7, authentication_method = $8,
-                is_proxy = $9, account = $10, domain = $11, label = $12,
+                is_proxy = $9, account = $10, domain = $11, label = $12, exportable = $14,
                 sealed_secret = coalesce($13, sealed_secret),
                 secret_version = secret_version + CASE WHEN $13::bytea IS NULL THEN 0 ELSE 1 END,
                 updated_at = now()
@@ -452,7 +462,7 @@ public struct CredentialStore: Sendable {
             RETURNING \(Credential.columns)
             """,
             [.uuid(tenantID), .uuid(existing.id)] + attributeValues(attributes)
-                + [PostgresValue(domain), PostgresValue(label), sealed.map(PostgresValue.bytea) ?? .null]
+                + [PostgresValue(domain), PostgresValue(label), sealed.map(PostgresValue.bytea) ?? .null, .bool(exportable)]
         )
         let updated = try Credential(row: rows.rows[0])
         if secretChanged {
