@@ -1,21 +1,23 @@
-/// Hexadecimal decoding for key files (encoding is `[UInt8].hexString`).
-enum Hex {
+/// Hexadecimal decoding for key files, PostgreSQL's bytea text and percent-encoding (encoding
+/// is `[UInt8].hexString`).
+public enum Hex {
     /// The bytes of an even-length string of hex digits, either case; `nil` for anything else.
-    static func decode(_ text: some StringProtocol) -> [UInt8]? {
+    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
         let digits = Array(text.utf8)
         guard digits.count % 2 == 0 else { return nil }
         var out: [UInt8] = []
         out.reserveCapacity(digits.count / 2)
         var index = 0
         while index < digits.count {
-            guard let high = value(of: digits[index]), let low = value(of: digits[index + 1]) else { return nil }
+            guard let high = value(ofDigit: digits[index]), let low = value(ofDigit: digits[index + 1]) else { return nil }
             out.append(high << 4 | low)
             index += 2
         }
         return out
     }
 
-    private static func value(of digit: UInt8) -> UInt8? {
+    /// The value of one hex digit, either case; `nil` for any other byte.
+    public static func value(ofDigit digit: UInt8) -> UInt8? {
         switch digit {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10

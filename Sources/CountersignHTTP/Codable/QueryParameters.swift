@@ -1,4 +1,5 @@
 import CountersignCore
+import CountersignCrypto
 import Foundation
 import Hummingbird
 
@@ -50,19 +51,10 @@ struct QueryParameters {
                 decoded.append(byte)
                 continue
             }
-            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return false }
+            guard let high = iterator.next().flatMap(Hex.value(ofDigit:)), let low = iterator.next().flatMap(Hex.value(ofDigit:)) else { return false }
             decoded.append(high << 4 | low)
         }
         return String(validating: decoded, as: UTF8.self) != nil
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 
     func string(_ name: String) -> String? {

@@ -1,3 +1,4 @@
+import CountersignCrypto
 public import Foundation
 
 /// A type whose Swift array decodes from a PostgreSQL column.
@@ -50,19 +51,10 @@ extension UInt8: PostgresArrayElement {
         bytes.reserveCapacity((utf8.count - 2) / 2)
         var index = 2
         while index < utf8.count {
-            guard let high = hexValue(utf8[index]), let low = hexValue(utf8[index + 1]) else { return nil }
+            guard let high = Hex.value(ofDigit: utf8[index]), let low = Hex.value(ofDigit: utf8[index + 1]) else { return nil }
             bytes.append(high << 4 | low)
             index += 2
         }
         return bytes
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }
