@@ -19,8 +19,8 @@ struct EncodingTests {
         let bytes = Array(plain.utf8)
         #expect(Base64.encode(bytes) == standard)
         #expect(Base64.encode(bytes, url: true) == url)
-        #expect(Base64.decode(standard) == bytes)
-        #expect(Base64.decode(url) == bytes)
+        #expect(Base64.decode(standard.utf8) == bytes)
+        #expect(Base64.decode(url.utf8) == bytes)
     }
 
     @Test func matchesFoundationOnRandomBytes() throws {
@@ -28,26 +28,26 @@ struct EncodingTests {
             let bytes = try SecureRandom.bytes(count)
             let foundation = Data(bytes).base64EncodedString()
             #expect(Base64.encode(bytes) == foundation)
-            #expect(Base64.decode(foundation) == bytes)
+            #expect(Base64.decode(foundation.utf8) == bytes)
             let url = foundation.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(
                 of: "=",
                 with: ""
             )
             #expect(Base64.encode(bytes, url: true) == url)
-            #expect(Base64.decode(url) == bytes)
+            #expect(Base64.decode(url.utf8) == bytes)
         }
     }
 
     @Test(arguments: ["Zg=", "Zg===", "Z", "Zm9v Yg==", "Zm9v\nYg==", "Zm+v_g==", "Zh==", "Zm9=", "Zg==Zg==", "@@@@", "=Zg="])
     func malformedBase64IsRefused(text: String) {
-        #expect(Base64.decode(text) == nil)
+        #expect(Base64.decode(text.utf8) == nil)
     }
 
     @Test func hexRoundTrip() throws {
         let bytes = try SecureRandom.bytes(40)
-        #expect(Hex.decode(bytes.hexString) == bytes)
-        #expect(Hex.decode(bytes.hexString.uppercased()) == bytes)
-        #expect(Hex.decode("0g") == nil)
-        #expect(Hex.decode("abc") == nil)
+        #expect(Hex.decode(bytes.hexString.utf8) == bytes)
+        #expect(Hex.decode(bytes.hexString.uppercased().utf8) == bytes)
+        #expect(Hex.decode("0g".utf8) == nil)
+        #expect(Hex.decode("abc".utf8) == nil)
     }
 }

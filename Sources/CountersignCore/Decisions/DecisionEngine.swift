@@ -106,8 +106,7 @@ public enum DecisionEngine {
                 source: .policy,
                 reason: fitting.isEmpty
                     ? "rule '\(rule.id)' found no credential for this protection space"
-                    : "rule '\(rule.id)': the password of '\(fitting[0].attributes.account)' never leaves the service; "
-                        + "forward the server's response to POST /v1/sessions/{id}/responses for a Digest answer"
+                    : "rule '\(rule.id)': \(keptIn(fitting[0]))"
             )
         }
         guard let credential = candidates.first(where: { !inputs.isBlocked($0.id) }) else {
@@ -171,8 +170,15 @@ public enum DecisionEngine {
             return nil
         }
         if credential.kind == .password, !credential.exportable, inputs.releasesPassword {
-            // Made unexportable since it was remembered: the policy says why it is not released.
-            return nil
+            // Not here, where the password would leave; the memory still serves the Digest
+            // answers of raw responses.
+            return DecisionPlan(
+                disposition: inputs.policy.rule(for: space)?.then.whenUnanswerable ?? .cancelAuthenticationChallenge,
+                scope: scope,
+                rule: rule,
+                source: .session,
+                reason: keptIn(credential)
+            )
         }
         if credential.kind == .clientIdentity, credential.certificate?.isValid(at: inputs.now) != true {
             // Expired identities are never released; the policy decides again.
@@ -180,7 +186,7 @@ public enum DecisionEngine {
         }
         // The limit in force now, as a rejection counts against it (`Policy.rejectionLimits`); a
         // credential the client submitted was remembered without one.
-        let limits = inputs.policy.rejectionLimits(for: space)
+        let limits = inputs.policy.rejectionLimits(for: space, releasing: (credential.id, credential.attributes.account))
         let maxFailures = limits?.maxFailures ?? remembered.maxFailures
         let blockSchedule = limits?.schedule ?? remembered.blockSchedule
         if inputs.isBlocked(id) {
@@ -208,6 +214,12 @@ public enum DecisionEngine {
             maxFailures: maxFailures,
             blockSchedule: blockSchedule
         )
+    }
+
+    /// Why an unexportable credential is not released where its password would leave.
+    private static func keptIn(_ credential: Credential) -> String {
+        "the password of '\(credential.attributes.account)' never leaves the service: only a Digest challenge of a raw response "
+            + "(POST /v1/sessions/{id}/responses) is answered with it"
     }
 
     /// Whether a remembered password may still answer `space` after an admin edited it: as in

@@ -1,3 +1,5 @@
+public import Foundation
+
 /// A tenant's policy: settings and the ordered rules. The first rule whose `match` fits a
 /// challenge decides it; with none, the answer is `performDefaultHandling`. Security checks
 /// (MobileFirst-style app challenges) are answered by the handler named after them.
@@ -32,19 +34,25 @@ public struct Policy: Codable, Hashable, Sendable {
         return rules.first { $0.match.matches(space) }
     }
 
-    /// The limit a rejection in `space` counts against now, and the blocks it sets: those of the
-    /// rule that now speaks about the space, when it releases credentials. An admin's change holds
-    /// at once, for answers already given and for credentials a session remembered or a client
-    /// submitted. `nil` when no rule releases there any more: the caller keeps the limit the
-    /// answer was given with.
-    public func rejectionLimits(for space: ProtectionSpace) -> (maxFailures: Int, schedule: BlockSchedule)? {
+    /// The limit a rejection of `credential` in `space` counts against now, and the blocks it
+    /// sets: those of the rule that now speaks about the space, when it would release that
+    /// credential. An admin's change holds at once, for answers already given and for credentials
+    /// a session remembered or a client submitted. `nil` when no rule would release it there any
+    /// more: the caller keeps the limit the answer was given with (another credential's rule
+    /// must not block this one).
+    public func rejectionLimits(for space: ProtectionSpace, releasing credential: (id: UUID, account: String)) -> (maxFailures: Int, schedule: BlockSchedule)? {
         guard let rule = rule(for: space), rule.then.disposition == .useCredential else { return nil }
+        if let id = rule.then.credentialId, id.lowercased() != credential.id.text { return nil }
+        if let account = rule.then.account, account != credential.account { return nil }
         return (rule.then.failureLimit, rule.then.blockSchedule)
     }
 
-    /// `rejectionLimits(for:)` of a security check's answer: its handler's, while it answers.
-    public func rejectionLimits(forSecurityCheck name: String) -> (maxFailures: Int, schedule: BlockSchedule)? {
-        guard let handler = securityCheckHandler(named: name), handler.action == .submitChallengeAnswer else { return nil }
+    /// `rejectionLimits(for:releasing:)` of a security check's answer: its handler's, while it
+    /// answers with that credential.
+    public func rejectionLimits(forSecurityCheck name: String, releasing credentialID: UUID) -> (maxFailures: Int, schedule: BlockSchedule)? {
+        guard let handler = securityCheckHandler(named: name), handler.action == .submitChallengeAnswer,
+            handler.credentialId?.lowercased() == credentialID.text
+        else { return nil }
         return (handler.limits.maxFailures, handler.limits.blockSchedule)
     }
 

@@ -33,9 +33,15 @@ enum Base64 {
     /// Decodes base64 or base64url, padded or not; `nil` for anything else.
     ///
     /// Whitespace inside the text, mixed alphabets, misplaced padding and impossible lengths
-    /// are rejected; callers trim surrounding whitespace themselves.
-    static func decode(_ text: some StringProtocol) -> [UInt8]? {
-        var symbols = Array(text.utf8)
+    /// are rejected; callers trim surrounding whitespace themselves. `text` is UTF-8; what is
+    /// copied of it on the way is wiped, as it may be a key.
+    static func decode(_ text: some Collection<UInt8>) -> [UInt8]? {
+        var symbols = Array(text)
+        var values: [UInt8] = []
+        defer {
+            symbols.wipe()
+            values.wipe()
+        }
         var padding = 0
         while symbols.last == UInt8(ascii: "=") {
             symbols.removeLast()
@@ -47,7 +53,6 @@ enum Base64 {
 
         var sawStandard = false
         var sawURL = false
-        var values: [UInt8] = []
         values.reserveCapacity(symbols.count)
         for symbol in symbols {
             switch symbol {

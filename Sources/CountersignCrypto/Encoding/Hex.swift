@@ -1,9 +1,11 @@
 /// Hexadecimal decoding for key files, PostgreSQL's bytea text and percent-encoding (encoding
 /// is `[UInt8].hexString`).
 public enum Hex {
-    /// The bytes of an even-length string of hex digits, either case; `nil` for anything else.
-    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
-        let digits = Array(text.utf8)
+    /// The bytes of an even-length run of hex digits (UTF-8), either case; `nil` for anything
+    /// else. What is copied of `text` on the way is wiped, as it may be a key.
+    public static func decode(_ text: some Collection<UInt8>) -> [UInt8]? {
+        var digits = Array(text)
+        defer { digits.wipe() }
         guard digits.count % 2 == 0 else { return nil }
         var out: [UInt8] = []
         out.reserveCapacity(digits.count / 2)

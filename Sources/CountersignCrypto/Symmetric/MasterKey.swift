@@ -100,13 +100,13 @@ public enum MasterKey {
         var text = contents[...]
         while let first = text.first, whitespace.contains(first) { text.removeFirst() }
         while let last = text.last, whitespace.contains(last) { text.removeLast() }
-        let string = String(decoding: text, as: UTF8.self)
+        // Decoded from the bytes read, which the caller wipes, never through a String copy.
         // 64 hex digits cannot also be base64 of 32 bytes (that is 43 or 44 characters).
-        if text.count == SymmetricKey.byteCount * 2, var bytes = Hex.decode(string) {
+        if text.count == SymmetricKey.byteCount * 2, var bytes = Hex.decode(text) {
             defer { bytes.wipe() }
             return try? SymmetricKey(bytes: bytes)
         }
-        if var bytes = Base64.decode(string) {
+        if var bytes = Base64.decode(text) {
             defer { bytes.wipe() }
             return try? SymmetricKey(bytes: bytes)
         }

@@ -206,7 +206,7 @@ public enum TrustEvaluator {
     }
 
     private static func decodePin(_ pin: String) -> [UInt8]? {
-        guard let digest = Base64.decode(pin.trimmingCharacters(in: .whitespaces)), digest.count == 32 else { return nil }
+        guard let digest = Base64.decode(pin.trimmingCharacters(in: .whitespaces).utf8), digest.count == 32 else { return nil }
         return digest
     }
 

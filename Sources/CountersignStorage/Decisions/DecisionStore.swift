@@ -135,7 +135,7 @@ public struct DecisionStore: Sendable {
         if outcome == .rejected, decision.disposition == .useCredential, let credentialID = decision.credentialId,
             try Self.holdsReleasedSecret(credentialID, releasedAt: try row.decode("tenant_version"), on: connection)
         {
-            let limits = try Self.rejectionLimits(of: decision, recorded: row, tenantID: tenantID, on: connection)
+            let limits = try Self.rejectionLimits(of: decision, credentialID: credentialID, recorded: row, tenantID: tenantID, on: connection)
             counter = try RejectionCounting.count(
                 tenantID: tenantID,
                 credentialID: credentialID,
@@ -177,11 +177,12 @@ public struct DecisionStore: Sendable {
         return OutcomeResult(decision: try Self.entry(from: updated.rows[0]), counted: counted, counter: counter, stateChanged: stateChanged)
     }
 
-    /// The limit a rejection of `decision` counts against: the policy's now
-    /// (`Policy.rejectionLimits`), read in this transaction, or the one the decision was made with
-    /// when nothing releases in its space any more.
+    /// The limit a rejection of `decision`, which released `credentialID`, counts against: the
+    /// policy's now (`Policy.rejectionLimits`), read in this transaction, or the one the decision
+    /// was made with when nothing would release the credential in its space any more.
     private static func rejectionLimits(
         of decision: DecisionEntry,
+        credentialID: UUID,
         recorded row: PostgresRow,
         tenantID: UUID,
         on connection: PostgresConnection
@@ -189,8 +190,10 @@ public struct DecisionStore: Sendable {
         let policy = try PolicyStore.current(tenantID: tenantID, lock: false, on: connection)?.policy ?? .empty
         let current: (maxFailures: Int, schedule: BlockSchedule)?
         if decision.kind == SecurityCheckEngine.decisionKind {
-            current = policy.rejectionLimits(forSecurityCheck: decision.taskId)
-        } else {
+            current = policy.rejectionLimits(forSecurityCheck: decision.taskId, releasing: credentialID)
+        } else if let account = try connection.query("SELECT account FROM credentials WHERE id = $1", [.uuid(credentialID)])
+            .rows.first?.decode("account", as: String.self)
+        {
             let space = decision.protectionSpace
             current = policy.rejectionLimits(
                 for: ProtectionSpace(
@@ -200,8 +203,11 @@ public struct DecisionStore: Sendable {
                     realm: space.realm,
                     authenticationMethod: AuthenticationMethod(rawValue: space.authenticationMethod),
                     isProxy: space.isProxy
-                )
+                ),
+                releasing: (credentialID, account)
             )
+        } else {
+            current = nil
         }
         if let current { return (current.maxFailures, current.schedule) }
         return (

@@ -198,4 +198,31 @@ struct CounterTests {
             #expect(!again.text.contains("pw-typed"))
         }
     }
+
+    /// The rule that matches the space now counts a rejection only when it would release the same
+    /// credential: a rule now naming another one leaves the limit the answer was given with, for
+    /// counting and for what the session remembered.
+    @Test func anotherCredentialsRuleDoesNotSetTheLimit() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let first = try await api.credential(tenant)
+            let second = try await api.credential(tenant, account: "other")
+            func rule(_ credential: String, maxFailures: Int, persistence: String) -> String {
+                #"[{"id": "intranet", "match": {"host": "*.example.com"}, "then": {"disposition": "useCredential", "credentialId": "\#(credential)", "maxFailures": \#(maxFailures), "persistence": "\#(persistence)", "blockSeconds": 600}}]"#
+            }
+            try await api.policy(tenant, rules: rule(first, maxFailures: 5, persistence: "forSession"))
+            let session = try await api.session(tenant)
+            let released = try await api.decided(tenant, session: session)
+            #expect(released.int("remainingAttempts") == 5)
+
+            try await api.policy(tenant, rules: rule(second, maxFailures: 1, persistence: "none"))
+            let remembered = try await api.decided(tenant, session: session, taskId: "task-2")
+            #expect(remembered.string("source") == "session", "\(remembered)")
+            #expect(remembered.int("remainingAttempts") == 5, "\(remembered)")
+            let rejected = try await api.outcome(tenant, decision: try #require(released.string("decisionId")), "rejected", upstreamStatus: 401)
+            let counter = try #require(rejected.json["counter"] as? [String: Any], "\(rejected)")
+            #expect(counter["blockedUntil"] is NSNull, "\(rejected)")
+            #expect(counter["remainingAttempts"] as? Int == 4)
+        }
+    }
 }

@@ -44,6 +44,30 @@ struct UnexportableCredentialTests {
         }
     }
 
+    /// What a session remembered from a Digest answer stays for the next one: a challenge that
+    /// could not use it does not make the session forget it.
+    @Test func aDigestAnswerRememberedOutlivesAChallengeThatCannotUseIt() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            _ = try await api.credential(tenant, json: #""host": "files.example.com", "account": "alice", "password": "kept-in", "exportable": false"#)
+            try await api.policy(tenant, rules: #"[{"id": "files", "match": {"host": "files.example.com"}, "then": {"disposition": "useCredential", "persistence": "forSession"}}]"#)
+            let session = try await api.session(tenant)
+            let digest = [["WWW-Authenticate", #"Digest realm="Files", nonce="n-1", qop="auth", algorithm=SHA-256"#]]
+            let first = try await api.response(tenant, session: session, headers: digest)
+            #expect(first.string("source") == "policy", "\(first)")
+            let challenge = try await api.decided(
+                tenant, session: session, taskId: "task-2",
+                space: Space.basic.with { $0.host = "files.example.com"; $0.realm = "Files"; $0.authenticationMethod = "NSURLAuthenticationMethodHTTPDigest" }
+            )
+            #expect(challenge.string("disposition") == "cancelAuthenticationChallenge", "\(challenge)")
+            #expect(challenge.string("reason")?.contains("never leaves the service") == true)
+            #expect(!challenge.text.contains("kept-in"))
+            let again = try await api.response(tenant, session: session, taskId: "task-3", headers: digest)
+            #expect(again.string("source") == "session", "\(again)")
+            #expect(again.authorizationValue?.hasPrefix("Digest ") == true)
+        }
+    }
+
     @Test func madeUnexportableItIsNoLongerServedFromTheSessionAndTheChangeIsInItsHistory() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()

@@ -316,6 +316,23 @@ struct SecurityCheckStateTests {
         }
     }
 
+    /// A handler that now answers with another credential does not set this one's limit.
+    @Test func aHandlerOfAnotherCredentialDoesNotSetTheLimit() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let credential = try await api.credential(tenant, host: "mfp.example.com", account: "pin", password: "0000")
+            let other = try await api.credential(tenant, host: "mfp.example.com", account: "pin2", password: "1111")
+            try await api.securityCheckHandlers(tenant, Self.handler(credential, #""maxAttempts": 5, "maxFailures": 5, "blockSeconds": 600"#))
+            let session = try await api.session(tenant)
+            _ = try await api.securityChecks(tenant, session: session, #"{"PinCodeAttempts": {"remainingAttempts": 5}}"#)
+            try await api.securityCheckHandlers(tenant, Self.handler(other, #""maxAttempts": 5, "maxFailures": 1, "blockSeconds": 600"#))
+            let failure = try await api.reportSecurityCheck(tenant, session: session, check: "PinCodeAttempts", "failure")
+            let counter = try #require(failure.json["counter"] as? [String: Any], "\(failure)")
+            #expect(counter["blockedUntil"] is NSNull, "\(failure)")
+            #expect(counter["failures"] as? Int == 1)
+        }
+    }
+
     @Test func anAnswersOutcomeGoesToItsChecksRoutesNotTheDecisionsOne() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()
