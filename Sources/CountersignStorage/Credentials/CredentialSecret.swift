@@ -7,18 +7,18 @@ import Foundation
 struct CredentialSecret: Codable, Equatable {
     var password: String
 
-    func sealed(with key: TenantSecretKey, rowID: UUID) throws -> [UInt8] {
+    func sealed(with key: TenantSecretKey, rowID: UUID, exportable: Bool) throws -> [UInt8] {
         var encoded = try JSONEncoder().encode(self)
         var plaintext = Array(encoded)
         defer {
             encoded.resetBytes(in: encoded.startIndex..<encoded.endIndex)
             plaintext.wipe()
         }
-        return try key.seal(plaintext, rowID: rowID)
+        return try key.seal(plaintext, rowID: rowID, exportable: exportable)
     }
 
-    static func opened(_ sealed: [UInt8], with key: TenantSecretKey, rowID: UUID) throws -> CredentialSecret {
-        var plaintext = try key.open(sealed, rowID: rowID)
+    static func opened(_ sealed: [UInt8], with key: TenantSecretKey, rowID: UUID, exportable: Bool) throws -> CredentialSecret {
+        var plaintext = try key.open(sealed, rowID: rowID, exportable: exportable)
         defer { plaintext.wipe() }
         // Decoded in place: a `Data` copy of the plaintext would outlive the wipe.
         return try plaintext.withUnsafeMutableBytes { bytes in

@@ -154,7 +154,7 @@ public struct CredentialStore: Sendable {
         on connection: PostgresConnection
     ) throws -> Credential {
         let id = UUID.random()
-        let sealed = try CredentialSecret(password: input.password).sealed(with: key, rowID: id)
+        let sealed = try CredentialSecret(password: input.password).sealed(with: key, rowID: id, exportable: input.exportable ?? true)
         let rows = try connection.query(
             """
             INSERT INTO credentials AS c (id, tenant_id, kind, owner, owner_client_id, owner_session_id, submitted_by_client,
@@ -315,13 +315,13 @@ public struct CredentialStore: Sendable {
     /// since `secretVersion`.
     public func password(tenantID: UUID, id: UUID, secretVersion: Int) async throws -> String? {
         let key = try await vault.key(for: tenantID)
-        let sealed = try await pool.withConnection { connection in
+        let stored = try await pool.withConnection { connection in
             try connection.query(
-                "SELECT sealed_secret FROM credentials WHERE tenant_id = $1 AND id = $2 AND secret_version = $3 AND kind = 'password'",
+                "SELECT sealed_secret, exportable FROM credentials WHERE tenant_id = $1 AND id = $2 AND secret_version = $3 AND kind = 'password'",
                 [.uuid(tenantID), .uuid(id), .int(secretVersion)]
-            ).rows.first?.decode("sealed_secret", as: [UInt8].self)
+            ).rows.first.map { row in (sealed: try row.decode("sealed_secret", as: [UInt8].self), exportable: try row.decode("exportable", as: Bool.self)) }
         }
-        return try sealed.map { try CredentialSecret.opened($0, with: key, rowID: id).password }
+        return try stored.map { try CredentialSecret.opened($0.sealed, with: key, rowID: id, exportable: $0.exportable).password }
     }
 
     // MARK: - Helpers shared by the operations above
@@ -427,22 +427,31 @@ public struct CredentialStore: Sendable {
     /// Applies `changes` to a locked credential in the caller's transaction.
     static func apply(_ changes: Changes, to existing: Credential, key: TenantSecretKey, actor: String, on connection: PostgresConnection) throws -> Credential {
         let tenantID = existing.tenantID
+        let exportable = changes.exportable ?? existing.exportable
         var secretChanged = false
         var sealed: [UInt8]?
-        if let password = changes.password {
+        if changes.password != nil || exportable != existing.exportable {
             let current = try connection.query("SELECT sealed_secret FROM credentials WHERE id = $1", [.uuid(existing.id)])
             // A stored secret that does not open (sealed for another row, tenant or master key)
             // counts as different: setting the secret again is how an admin repairs it.
-            let stored = try? CredentialSecret.opened(try current.rows[0].decode("sealed_secret"), with: key, rowID: existing.id)
-            if stored?.password != password {
+            let stored = try? CredentialSecret.opened(
+                try current.rows[0].decode("sealed_secret"), with: key, rowID: existing.id, exportable: existing.exportable
+            )
+            if let password = changes.password, stored?.password != password {
                 secretChanged = true
-                sealed = try CredentialSecret(password: password).sealed(with: key, rowID: existing.id)
+                sealed = try CredentialSecret(password: password).sealed(with: key, rowID: existing.id, exportable: exportable)
+            } else if exportable != existing.exportable {
+                // The flag is sealed with the secret (`TenantSecretKey.seal`): the same secret,
+                // sealed again under the new one.
+                guard let stored else {
+                    throw CountersignError(.secretUnreadable, "the stored secret does not open: set the password again with this change")
+                }
+                sealed = try stored.sealed(with: key, rowID: existing.id, exportable: exportable)
             }
         }
         let attributes = try (changes.attributes?(existing.attributes) ?? existing.attributes).normalized
         let domain = changes.domain ?? existing.domain
         let label = changes.label ?? existing.label
-        let exportable = changes.exportable ?? existing.exportable
         var details: [String: String] = [:]
         if attributes != existing.attributes.normalized { details["attributes"] = "changed" }
         if domain != existing.domain { details["domain"] = "changed" }
@@ -456,13 +465,13 @@ public struct CredentialStore: Sendable {
             UPDATE credentials AS c SET host = $3, port = $4, protocol = $5, realm = $6, path = $7, authentication_method = $8,
                 is_proxy = $9, account = $10, domain = $11, label = $12, exportable = $14,
                 sealed_secret = coalesce($13, sealed_secret),
-                secret_version = secret_version + CASE WHEN $13::bytea IS NULL THEN 0 ELSE 1 END,
+                secret_version = secret_version + CASE WHEN $15 THEN 1 ELSE 0 END,
                 updated_at = now()
             WHERE c.tenant_id = $1 AND c.id = $2
             RETURNING \(Credential.columns)
             """,
             [.uuid(tenantID), .uuid(existing.id)] + attributeValues(attributes)
-                + [PostgresValue(domain), PostgresValue(label), sealed.map(PostgresValue.bytea) ?? .null, .bool(exportable)]
+                + [PostgresValue(domain), PostgresValue(label), sealed.map(PostgresValue.bytea) ?? .null, .bool(exportable), .bool(secretChanged)]
         )
         let updated = try Credential(row: rows.rows[0])
         if secretChanged {

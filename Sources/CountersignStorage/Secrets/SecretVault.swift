@@ -66,15 +66,17 @@ public struct TenantSecretKey: Sendable {
     public let tenantID: UUID
     let key: SymmetricKey
 
-    /// Seals `secret` for row `rowID` of this tenant.
-    public func seal(_ secret: [UInt8], rowID: UUID) throws -> [UInt8] {
-        try AESGCM.seal(secret, key: key, associatedData: Self.associatedData(tenantID: tenantID, rowID: rowID))
+    /// Seals `secret` for row `rowID` of this tenant. `exportable` (`Credential.exportable`) is
+    /// sealed with it: a row whose flag was turned without sealing again (by a release that does
+    /// not know it, or by hand) does not open, rather than open as exportable.
+    public func seal(_ secret: [UInt8], rowID: UUID, exportable: Bool = true) throws -> [UInt8] {
+        try AESGCM.seal(secret, key: key, associatedData: Self.associatedData(tenantID: tenantID, rowID: rowID, exportable: exportable))
     }
 
-    /// Opens a secret sealed for row `rowID` of this tenant.
-    public func open(_ sealed: [UInt8], rowID: UUID) throws -> [UInt8] {
+    /// Opens a secret sealed for row `rowID` of this tenant, as `exportable` says it was.
+    public func open(_ sealed: [UInt8], rowID: UUID, exportable: Bool = true) throws -> [UInt8] {
         do {
-            return try AESGCM.open(sealed, key: key, associatedData: Self.associatedData(tenantID: tenantID, rowID: rowID))
+            return try AESGCM.open(sealed, key: key, associatedData: Self.associatedData(tenantID: tenantID, rowID: rowID, exportable: exportable))
         } catch {
             throw CountersignError(
                 .secretUnreadable,
@@ -83,7 +85,7 @@ public struct TenantSecretKey: Sendable {
         }
     }
 
-    static func associatedData(tenantID: UUID, rowID: UUID?) -> [UInt8] {
-        Array("countersign/v1/\(tenantID.text)/\(rowID?.text ?? "data-key")".utf8)
+    static func associatedData(tenantID: UUID, rowID: UUID?, exportable: Bool = true) -> [UInt8] {
+        Array("countersign/v1/\(tenantID.text)/\(rowID?.text ?? "data-key")\(exportable ? "" : "/unexportable")".utf8)
     }
 }

@@ -1,3 +1,4 @@
+import CountersignPostgres
 import Foundation
 import Testing
 
@@ -90,9 +91,32 @@ struct UnexportableCredentialTests {
             let cleared = try await api.call(.patch, "/v1/credentials/\(id)", key: tenant.adminKey, json: #"{"exportable": null}"#)
             #expect(cleared.status == 400, "\(cleared)")
 
+            // Sealed again each way (the flag is sealed with the secret), the password stays.
             #expect(try await api.call(.patch, "/v1/credentials/\(id)", key: tenant.adminKey, json: #"{"exportable": true}"#).status == 200)
-            #expect(try await api.decided(tenant, session: session, taskId: "task-3").string("disposition") == "useCredential")
+            let released = try await api.decided(tenant, session: session, taskId: "task-3")
+            #expect((released["credential"] as? [String: Any])?["password"] as? String == "s3cret", "\(released)")
+            let reread = try await api.call(.get, "/v1/credentials/\(id)", key: tenant.adminKey)
+            #expect(reread.int("secretVersion") == 1, "sealing again is no new secret: \(reread)")
         }
+    }
+
+    /// The flag is sealed with the password: turned in the database without sealing again (as a
+    /// release before it, or a hand, would), the password opens nowhere, rather than leaving.
+    @Test func aFlagTurnedInTheDatabaseAloneReleasesNothing() async throws {
+        let configuration = try await TestService.configuration()
+        let side = PostgresPool(configuration: PostgresConfiguration(connectionString: configuration.database.connectionString, poolSize: 1))
+        try await TestService.run(configuration: configuration) { api in
+            let tenant = try await api.tenant()
+            let id = try await api.credential(tenant, json: #""host": "intranet.example.com", "account": "svc", "password": "kept-in", "exportable": false"#)
+            try await api.releasePolicy(tenant, then: #""persistence": "none""#)
+            try await side.withConnection { try $0.execute("UPDATE credentials SET exportable = true WHERE id = $1", [.uuid(try #require(UUID(uuidString: id)))]) }
+            let session = try await api.session(tenant)
+            let refused = try await api.decide(tenant, session: session, ChallengeBody(taskId: "task-1"))
+            #expect(refused.status >= 500, "\(refused)")
+            #expect(refused.errorCode == "secret_unreadable", "\(refused)")
+            #expect(!refused.text.contains("kept-in"))
+        }
+        await side.close()
     }
 
     @Test func aSecurityCheckDoesNotAnswerWithItsPassword() async throws {
