@@ -89,12 +89,18 @@ struct DevCommandTests {
     @Test func anInterruptionDuringStartUpStopsTheCluster() async throws {
         let keys = try ServiceProcess.Keys()
         defer { keys.remove() }
-        // Made beforehand, so that the signal comes while `pg_ctl start` runs rather than initdb.
+        // Made beforehand, so that the signal comes while the cluster starts rather than in initdb;
+        // every connection to it waits 3 s before it is served (`pre_auth_delay`, after our
+        // settings' include), so the start-up is still under way however fast the machine is.
         let cluster = LocalPostgresCluster(directory: keys.directory.appendingPathComponent("dev/postgres").path, options: .init(durable: false))
         try await TestDatabase.onOwnThread {
             _ = try cluster.start()
             try cluster.stop()
         }
+        let settings = try #require(FileHandle(forWritingAtPath: cluster.dataDirectory + "/postgresql.conf"))
+        try settings.seekToEnd()
+        try settings.write(contentsOf: Data("\npre_auth_delay = 3\n".utf8))
+        try settings.close()
         let dev = try DevProcess(keys: keys, ["--no-fsync", "--log-level", "notice"])
         defer {
             if !dev.hasEnded { dev.process.terminate() }
