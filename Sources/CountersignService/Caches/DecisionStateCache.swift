@@ -14,9 +14,8 @@ public final class DecisionStateCache: Sendable {
     }
 
     private let store: DecisionStateStore
-    /// Decisions never use a stale entry (the writer checks), but the other readers (session
-    /// lifetimes, which persistences clients may submit) see changes made through other
-    /// instances after at most this long.
+    /// Decisions never use a stale entry (the writer checks); the other readers that act on the
+    /// policy (session lifetimes, submissions, security checks) read it `fresh`.
     private let tenantTTL: Duration
     private let tenants = Mutex<CachedStates<CachedTenant>>(CachedStates())
     private let sessions = Mutex<CachedStates<DecisionStateStore.SessionState>>(CachedStates())

@@ -15,6 +15,9 @@ import Synchronization
 final class OpenedSecrets<Secret: Sendable>: Sendable {
     private struct Entry {
         var secretVersion: Int
+        /// `Credential.exportable` when it was opened: the flag is sealed with the secret, so a
+        /// credential that now says otherwise is opened again, and opens only if it was sealed so.
+        var exportable: Bool
         var secret: Secret
         var openedAt: ContinuousClock.Instant
     }
@@ -29,7 +32,9 @@ final class OpenedSecrets<Secret: Sendable>: Sendable {
     /// The secret of `credential` at its secret version, opened by `open` unless already known;
     /// `nil` when `open` finds that version gone.
     func secret(of credential: Credential, open: () async throws -> Secret?) async throws -> Secret? {
-        if let entry = entries.withLock({ $0[credential.id] }), entry.secretVersion == credential.secretVersion {
+        if let entry = entries.withLock({ $0[credential.id] }), entry.secretVersion == credential.secretVersion,
+            entry.exportable == credential.exportable
+        {
             return entry.secret
         }
         guard let secret = try await open() else { return nil }
@@ -37,7 +42,7 @@ final class OpenedSecrets<Secret: Sendable>: Sendable {
             // A caller deciding from older state must not push out the newer version.
             if let known = entries[credential.id], known.secretVersion > credential.secretVersion { return }
             if entries.count >= limit, entries[credential.id] == nil { entries.removeAll(keepingCapacity: true) }
-            entries[credential.id] = Entry(secretVersion: credential.secretVersion, secret: secret, openedAt: .now)
+            entries[credential.id] = Entry(secretVersion: credential.secretVersion, exportable: credential.exportable, secret: secret, openedAt: .now)
         }
         return secret
     }

@@ -172,6 +172,13 @@ extension DecisionService {
         try await cache.session(asker.sessionID, tenantID: asker.tenantID).session
     }
 
+    /// Refuses, from the database's state, an asker whose key was revoked or whose tenant was
+    /// disabled, through any instance: before a request counts the rejection its retry implies,
+    /// which no later refusal of the request would take back.
+    public func checkAnswering(_ asker: Asker) async throws {
+        _ = try await cache.tenant(answering: asker, fresh: true)
+    }
+
     private func forgetState(_ asker: Asker) {
         cache.forgetTenant(asker.tenantID)
         cache.forgetSession(asker.sessionID)
@@ -184,9 +191,9 @@ extension DecisionStateCache {
     /// checks against says so (`TenantStore.setDisabled`, `APIKeyStore.revoke`). A disabled tenant
     /// is read again before it is refused, as one enabled through another instance is enabled now;
     /// a revoked key stays revoked.
-    func tenant(answering asker: DecisionService.Asker) async throws -> DecisionStateStore.TenantState {
-        var tenant = try await tenant(asker.tenantID)
-        if tenant.disabled { tenant = try await self.tenant(asker.tenantID, fresh: true) }
+    func tenant(answering asker: DecisionService.Asker, fresh: Bool = false) async throws -> DecisionStateStore.TenantState {
+        var tenant = try await tenant(asker.tenantID, fresh: fresh)
+        if tenant.disabled, !fresh { tenant = try await self.tenant(asker.tenantID, fresh: true) }
         guard !tenant.disabled else { throw CountersignError(.tenantDisabled, "this tenant is disabled") }
         guard !tenant.revokedKeys.contains(asker.keyID) else { throw CountersignError(.invalidAPIKey, "the API key is not valid") }
         return tenant

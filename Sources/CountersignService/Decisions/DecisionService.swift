@@ -62,7 +62,7 @@ public struct DecisionService: Sendable {
         // The retry reports the outcome of a decision already made, which a session ended with
         // `finishTasks` (or by expiry) still takes, as it takes an explicit report; a `cancel`
         // left no decision without an outcome, so nothing counts then.
-        let countedRejection = try await countRetry(challenge, space: space, session: session.session)
+        let countedRejection = try await countRetry(challenge, space: space, session: session.session, asker: asker)
         // Whether the session is live is judged in `decideAndRecord`, by the database's clock:
         // by this instance's, running ahead, a session the database still records in was refused.
         // Trust evaluations are kept across the attempts of one decision: a chain judged once
@@ -179,8 +179,9 @@ public struct DecisionService: Sendable {
     /// NTLM and Negotiate are answered once per session and handshaken on every new connection,
     /// so their failure comes back on whichever task opened the connection: it rejects a release
     /// of the space to any task of the session that has no outcome yet, the task's own first.
-    private func countRetry(_ challenge: Challenge, space: ProtectionSpace, session: Session) async throws -> UUID? {
+    private func countRetry(_ challenge: Challenge, space: ProtectionSpace, session: Session, asker: Asker) async throws -> UUID? {
         guard challenge.failureCount > 0, let user = challenge.proposedCredential?.user, !user.isEmpty else { return nil }
+        try await checkAnswering(asker)
         let named: DecisionStore.RetryUser = space.method.namesWindowsAccounts ? .windowsAccount(user) : .exact(user)
         let earlier = try await decisions.lastRelease(
             sessionID: session.id,

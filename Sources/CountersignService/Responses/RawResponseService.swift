@@ -65,6 +65,7 @@ public struct RawResponseService: Sendable {
         var failureCount = 0
         var continued: DecisionEntry?
         if let earlier {
+            try await decisions.checkAnswering(asker)
             // A release cancelled before its header was sent (see the Digest answer below) failed
             // nothing: the attempt it began goes on at its failure count.
             failureCount = earlier.previousFailureCount + (earlier.outcome == .cancelled ? 0 : 1)

@@ -34,6 +34,14 @@ public struct SecurityCheckService: Sendable {
     /// asks again instead of failing): that answer's failure is counted first, once, exactly as
     /// a failure report would count it, unless its verdict was already reported.
     public func answer(_ challenges: SecurityCheckChallenges, for asker: DecisionService.Asker) async throws -> [String: SecurityCheckAnswer] {
+        // Read fresh before anything is written (a failure a re-challenge implies, the client's
+        // state for each check): a session ended, a key revoked or a handler changed through
+        // another instance is refused or followed here, not after the client's state moved.
+        let current = try await cache.session(asker.sessionID, tenantID: asker.tenantID, fresh: true)
+        let currentTenant = try await cache.tenant(answering: asker, fresh: true)
+        guard current.session.isActive(at: currentTenant.databaseNow) else {
+            throw CountersignError(.sessionInvalidated, "the session is invalidated; open a new one")
+        }
         for name in challenges.names {
             guard let message = challenges.challenges[name].flatMap(SecurityCheckPayload.rechallengeMessage(in:)) else { continue }
             _ = try await record(
@@ -191,7 +199,9 @@ public struct SecurityCheckService: Sendable {
         failureMessage: String?,
         onlyIfPending: Bool
     ) async throws -> SecurityCheckReport? {
-        let handler = try await cache.tenant(tenantID).policy.policy.securityCheckHandler(named: securityCheck)
+        // The handler as it is now: a report through this instance counts against the limits an
+        // admin set through any.
+        let handler = try await cache.tenant(tenantID, fresh: true).policy.policy.securityCheckHandler(named: securityCheck)
         let limits = Self.countingLimits(of: handler)
         guard let report = try await store.report(
             tenantID: tenantID,

@@ -19,7 +19,9 @@ public struct SessionService: Sendable {
     public func open(tenantID: UUID, keyID: UUID, clientID: String, label: String?, ttlSeconds: Int?) async throws -> Session {
         try Validation.name(clientID, field: "clientId")
         if let label { try Validation.text(label, field: "label", maxLength: 200) }
-        let settings = try await cache.tenant(tenantID).policy.policy.settings
+        // The settings as they are now, not as cached: a lifetime an admin lowered through another
+        // instance holds here at once.
+        let settings = try await cache.tenant(tenantID, fresh: true).policy.policy.settings
         let ttl = ttlSeconds ?? settings.sessionTTLDefault
         guard ttl >= 1, ttl <= settings.sessionTTLMaximum else {
             throw CountersignError(.invalidTTL, "'ttlSeconds' must be between 1 and this tenant's maximum, \(settings.sessionTTLMaximum)")
@@ -69,7 +71,8 @@ public struct SessionService: Sendable {
             throw CountersignError(.invalidField, "clients submit passwords only for password methods, not \(space.method.rawValue)")
         }
         let sessionState = try await cache.session(sessionID, tenantID: tenantID)
-        let tenant = try await cache.tenant(tenantID)
+        // The policy as it is now: which persistences it allows is not left to a cached copy.
+        let tenant = try await cache.tenant(tenantID, fresh: true)
         // By the database's clock, which judges again when the credential is saved.
         guard sessionState.session.isActive(at: tenant.databaseNow) else {
             throw CountersignError(.sessionInvalidated, "the session is invalidated; open a new one")
