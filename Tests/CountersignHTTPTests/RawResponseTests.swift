@@ -27,14 +27,6 @@ struct RawResponseTests {
         return tenant
     }
 
-    /// Runs `body` against a service whose database `side`, a pool of its own, can make fail.
-    func withSideAccess(_ body: @escaping @Sendable (TestAPI, _ side: PostgresPool) async throws -> Void) async throws {
-        let configuration = try await TestService.configuration()
-        let side = PostgresPool(configuration: PostgresConfiguration(connectionString: configuration.database.connectionString, poolSize: 1))
-        try await TestService.run(configuration: configuration) { api in try await body(api, side) }
-        await side.close()
-    }
-
     /// Makes the database run `action` (by default: cancel the statement with 57014, as a busy
     /// one does) before every `operations` of a row of `table` that meets `condition`, until
     /// ``stopIntercepting(on:through:)``.
@@ -418,7 +410,7 @@ struct RawResponseTests {
     /// is not taken: 503, retry) gives its claim up too, so the same response forwarded again,
     /// naming the release it answers, goes on instead of being told it came too late.
     @Test func aContinuationWhoseAnswerFailsLeavesTheReleaseToContinue() async throws {
-        try await withSideAccess { api, side in
+        try await TestService.withSideAccess { api, side in
             let (tenant, session) = try await aliceSession(api, then: #""maxFailures": 5"#)
             let first = try await api.response(tenant, session: session, headers: digest("n1", stale: false))
             let released = try #require(first.string("decisionId"), "\(first)")
@@ -435,7 +427,7 @@ struct RawResponseTests {
     /// A first answer whose Digest header cannot be built once its decision is recorded (503,
     /// retry) never reached the client: the same 401 forwarded again is no rejection of it.
     @Test func aDigestAnswerThatFailedIsNoRejectionWhenForwardedAgain() async throws {
-        try await withSideAccess { api, side in
+        try await TestService.withSideAccess { api, side in
             let (tenant, session) = try await aliceSession(api, then: #""maxFailures": 1"#)
             try await interceptWrites("INSERT", on: "digest_nonce_counts", through: side)
             let failed = try await api.response(tenant, session: session, headers: digest("n1", stale: false))
@@ -689,7 +681,7 @@ struct RawResponseTests {
     /// A rejection whose recording failed (503) is counted when the response is forwarded again:
     /// nothing of the failed attempt stands in its way.
     @Test func aRejectionThatFailedIsCountedWhenForwardedAgain() async throws {
-        try await withSideAccess { api, side in
+        try await TestService.withSideAccess { api, side in
             let (tenant, session) = try await aliceSession(api, then: #""maxFailures": 5"#)
             let basic = [["WWW-Authenticate", #"Basic realm="Files""#]]
             let first = try await api.response(tenant, session: session, headers: basic)
@@ -708,7 +700,7 @@ struct RawResponseTests {
     /// is no continuation, so the server's genuine CHALLENGE message for the latest release still
     /// continues its handshake instead of counting as a second failure.
     @Test func copiesOfARejectionLeaveTheNextHandshakeAlone() async throws {
-        try await withSideAccess { api, side in
+        try await TestService.withSideAccess { api, side in
             let tenant = try await releasing(api, then: #""maxFailures": 50"#)
             try await ntlmCredential(api, tenant)
             let session = try await api.session(tenant)
@@ -737,7 +729,7 @@ struct RawResponseTests {
     /// that also fails the give-back leaves it behind. It holds while the continuation could still
     /// be on its way, then no longer: the task's later responses are answered again.
     @Test func aClaimLeftBehindByAFailingDatabaseExpires() async throws {
-        try await withSideAccess { api, side in
+        try await TestService.withSideAccess { api, side in
             let (tenant, session) = try await aliceSession(api, then: #""maxFailures": 5"#)
             let first = try await api.response(tenant, session: session, headers: digest("n1", stale: false))
             let released = try #require(first.string("decisionId"), "\(first)")

@@ -152,9 +152,7 @@ struct TenantAndKeyTests {
         try await Self.twoInstances(releasing: "revoked-key-pw") { first, second, tenant in
             let session = try await second.session(tenant)
             #expect(try await second.decided(tenant, session: session).credentialPassword == "revoked-key-pw")
-            let keys = try await first.call(.get, "/v1/keys", key: tenant.adminKey)
-            let clientKeyID = try #require((keys["keys"] as? [[String: Any]])?.first { $0["role"] as? String == "client" }?["id"] as? String)
-            #expect(try await first.call(.delete, "/v1/keys/\(clientKeyID)", key: tenant.adminKey).status == 200)
+            try await first.revokeClientKey(tenant)
             let refused = try await second.decide(tenant, session: session, ChallengeBody(taskId: "task-2", protectionSpace: .basic))
             #expect(refused.status == 401 && refused.errorCode == "invalid_api_key", "\(refused)")
             #expect(!String(decoding: refused.body, as: UTF8.self).contains("revoked-key-pw"))

@@ -59,9 +59,7 @@ struct CrossInstanceTests {
             if change == "invalidated" {
                 #expect(try await first.invalidate(tenant, session: session, mode: "finishTasks").status == 200)
             } else {
-                let keys = try await first.call(.get, "/v1/keys", key: tenant.adminKey)
-                let clientKeyID = try #require((keys["keys"] as? [[String: Any]])?.first { $0["role"] as? String == "client" }?["id"] as? String)
-                #expect(try await first.call(.delete, "/v1/keys/\(clientKeyID)", key: tenant.adminKey).status == 200)
+                try await first.revokeClientKey(tenant)
             }
             let refused = try await second.securityChecks(tenant, session: session, #"{"PinCodeAttempts": {"remainingAttempts": 5, "errorMsg": "wrong"}}"#)
             #expect(refused.status == (change == "invalidated" ? 409 : 401), "\(refused)")
@@ -79,9 +77,7 @@ struct CrossInstanceTests {
             let id = try #require(try await first.call(.get, "/v1/credentials", key: tenant.adminKey).json["credentials"] as? [[String: Any]]).first?["id"] as? String
             let session = try await second.session(tenant)
             _ = try await second.decided(tenant, session: session)
-            let keys = try await first.call(.get, "/v1/keys", key: tenant.adminKey)
-            let clientKeyID = try #require((keys["keys"] as? [[String: Any]])?.first { $0["role"] as? String == "client" }?["id"] as? String)
-            #expect(try await first.call(.delete, "/v1/keys/\(clientKeyID)", key: tenant.adminKey).status == 200)
+            try await first.revokeClientKey(tenant)
 
             var retry = ChallengeBody(taskId: "task-1")
             retry.previousFailureCount = 1
@@ -95,9 +91,7 @@ struct CrossInstanceTests {
     /// An opened password is kept with the flag it was opened under: turned in the database alone,
     /// the flag makes the kept copy unusable too, not only the sealed one.
     @Test func aPasswordKeptOpenFollowsTheFlagItWasOpenedUnder() async throws {
-        let configuration = try await TestService.configuration()
-        let side = PostgresPool(configuration: PostgresConfiguration(connectionString: configuration.database.connectionString, poolSize: 1))
-        try await TestService.run(configuration: configuration) { api in
+        try await TestService.withSideAccess { api, side in
             let tenant = try await api.tenant()
             let id = try await api.credential(tenant, json: #""host": "files.example.com", "account": "alice", "password": "kept-in", "exportable": false"#)
             try await api.policy(tenant, rules: #"[{"id": "files", "match": {"host": "files.example.com"}, "then": {"disposition": "useCredential", "persistence": "none"}}]"#)
@@ -114,6 +108,5 @@ struct CrossInstanceTests {
             #expect(refused.errorCode == "secret_unreadable", "\(refused)")
             #expect(!refused.text.contains("kept-in"))
         }
-        await side.close()
     }
 }

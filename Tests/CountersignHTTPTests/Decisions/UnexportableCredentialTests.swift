@@ -103,9 +103,7 @@ struct UnexportableCredentialTests {
     /// The flag is sealed with the password: turned in the database without sealing again (as a
     /// release before it, or a hand, would), the password opens nowhere, rather than leaving.
     @Test func aFlagTurnedInTheDatabaseAloneReleasesNothing() async throws {
-        let configuration = try await TestService.configuration()
-        let side = PostgresPool(configuration: PostgresConfiguration(connectionString: configuration.database.connectionString, poolSize: 1))
-        try await TestService.run(configuration: configuration) { api in
+        try await TestService.withSideAccess { api, side in
             let tenant = try await api.tenant()
             let id = try await api.credential(tenant, json: #""host": "intranet.example.com", "account": "svc", "password": "kept-in", "exportable": false"#)
             try await api.releasePolicy(tenant, then: #""persistence": "none""#)
@@ -116,7 +114,6 @@ struct UnexportableCredentialTests {
             #expect(refused.errorCode == "secret_unreadable", "\(refused)")
             #expect(!refused.text.contains("kept-in"))
         }
-        await side.close()
     }
 
     @Test func aSecurityCheckDoesNotAnswerWithItsPassword() async throws {

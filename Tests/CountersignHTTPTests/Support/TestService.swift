@@ -48,6 +48,15 @@ struct TestService {
     }
 
     /// The configuration of a test service on a fresh database.
+    /// Runs `body` against a service whose database `side`, a pool of its own, can change behind
+    /// the service's back (or make fail).
+    static func withSideAccess(_ body: @escaping @Sendable (TestAPI, _ side: PostgresPool) async throws -> Void) async throws {
+        let configuration = try await configuration()
+        let side = PostgresPool(configuration: PostgresConfiguration(connectionString: configuration.database.connectionString, poolSize: 1))
+        try await run(configuration: configuration) { api in try await body(api, side) }
+        await side.close()
+    }
+
     static func configuration(databaseURL: String? = nil) async throws -> ServiceConfiguration {
         let url: String
         if let databaseURL { url = databaseURL } else { url = try await TestDatabase.freshDatabase() }
