@@ -1,5 +1,8 @@
 public import Foundation
 
+/// The rejections a credential takes before it blocks, and how long its blocks last.
+public typealias RejectionLimits = (maxFailures: Int, schedule: BlockSchedule)
+
 /// A tenant's policy: settings and the ordered rules. The first rule whose `match` fits a
 /// challenge decides it; with none, the answer is `performDefaultHandling`. Security checks
 /// (MobileFirst-style app challenges) are answered by the handler named after them.
@@ -40,7 +43,7 @@ public struct Policy: Codable, Hashable, Sendable {
     /// a session remembered or a client submitted. `nil` when no rule would release it there any
     /// more: the caller keeps the limit the answer was given with (another credential's rule
     /// must not block this one).
-    public func rejectionLimits(for space: ProtectionSpace, releasing credential: (id: UUID, account: String)) -> (maxFailures: Int, schedule: BlockSchedule)? {
+    public func rejectionLimits(for space: ProtectionSpace, releasing credential: (id: UUID, account: String)) -> RejectionLimits? {
         guard let rule = rule(for: space), rule.then.disposition == .useCredential else { return nil }
         if let id = rule.then.credentialId, id.lowercased() != credential.id.text { return nil }
         if let account = rule.then.account, account != credential.account { return nil }
@@ -49,7 +52,7 @@ public struct Policy: Codable, Hashable, Sendable {
 
     /// `rejectionLimits(for:releasing:)` of a security check's answer: its handler's, while it
     /// answers with that credential.
-    public func rejectionLimits(forSecurityCheck name: String, releasing credentialID: UUID) -> (maxFailures: Int, schedule: BlockSchedule)? {
+    public func rejectionLimits(forSecurityCheck name: String, releasing credentialID: UUID) -> RejectionLimits? {
         guard let handler = securityCheckHandler(named: name), handler.action == .submitChallengeAnswer,
             handler.credentialId?.lowercased() == credentialID.text
         else { return nil }

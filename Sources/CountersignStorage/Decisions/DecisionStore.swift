@@ -133,9 +133,9 @@ public struct DecisionStore: Sendable {
         var stateChanged = false
         var counted = false
         if outcome == .rejected, decision.disposition == .useCredential, let credentialID = decision.credentialId,
-            try Self.holdsReleasedSecret(credentialID, releasedAt: try row.decode("tenant_version"), on: connection)
+            let account = try Self.accountHoldingReleasedSecret(credentialID, releasedAt: try row.decode("tenant_version"), on: connection)
         {
-            let limits = try Self.rejectionLimits(of: decision, credentialID: credentialID, recorded: row, tenantID: tenantID, on: connection)
+            let limits = try Self.rejectionLimits(of: decision, releasing: (credentialID, account), recorded: row, tenantID: tenantID, on: connection)
             counter = try RejectionCounting.count(
                 tenantID: tenantID,
                 credentialID: credentialID,
@@ -157,7 +157,7 @@ public struct DecisionStore: Sendable {
                 stateChanged = true
             }
         } else if outcome == .accepted, let credentialID = decision.credentialId,
-            try Self.holdsReleasedSecret(credentialID, releasedAt: try row.decode("tenant_version"), on: connection)
+            try Self.accountHoldingReleasedSecret(credentialID, releasedAt: try row.decode("tenant_version"), on: connection) != nil
         {
             try connection.execute(
                 """
@@ -177,23 +177,21 @@ public struct DecisionStore: Sendable {
         return OutcomeResult(decision: try Self.entry(from: updated.rows[0]), counted: counted, counter: counter, stateChanged: stateChanged)
     }
 
-    /// The limit a rejection of `decision`, which released `credentialID`, counts against: the
+    /// The limit a rejection of `decision`, which released `credential`, counts against: the
     /// policy's now (`Policy.rejectionLimits`), read in this transaction, or the one the decision
     /// was made with when nothing would release the credential in its space any more.
     private static func rejectionLimits(
         of decision: DecisionEntry,
-        credentialID: UUID,
+        releasing credential: (id: UUID, account: String),
         recorded row: PostgresRow,
         tenantID: UUID,
         on connection: PostgresConnection
     ) throws -> (maxFailures: Int?, schedule: BlockSchedule) {
         let policy = try PolicyStore.current(tenantID: tenantID, lock: false, on: connection)?.policy ?? .empty
-        let current: (maxFailures: Int, schedule: BlockSchedule)?
+        let current: RejectionLimits?
         if decision.kind == SecurityCheckEngine.decisionKind {
-            current = policy.rejectionLimits(forSecurityCheck: decision.taskId, releasing: credentialID)
-        } else if let account = try connection.query("SELECT account FROM credentials WHERE id = $1", [.uuid(credentialID)])
-            .rows.first?.decode("account", as: String.self)
-        {
+            current = policy.rejectionLimits(forSecurityCheck: decision.taskId, releasing: credential.id)
+        } else {
             let space = decision.protectionSpace
             current = policy.rejectionLimits(
                 for: ProtectionSpace(
@@ -204,10 +202,8 @@ public struct DecisionStore: Sendable {
                     authenticationMethod: AuthenticationMethod(rawValue: space.authenticationMethod),
                     isProxy: space.isProxy
                 ),
-                releasing: (credentialID, account)
+                releasing: credential
             )
-        } else {
-            current = nil
         }
         if let current { return (current.maxFailures, current.schedule) }
         return (
@@ -220,21 +216,21 @@ public struct DecisionStore: Sendable {
         )
     }
 
-    /// Whether the credential a decision made from tenant state `version` released still exists
-    /// and holds the secret released then. A decision that released a secret replaced since says
-    /// nothing about the current one: its rejection is recorded and counts nothing, its
-    /// acceptance resets nothing.
+    /// The account of the credential a decision made from tenant state `version` released, if it
+    /// still exists and holds the secret released then; `nil` otherwise. A decision that released
+    /// a secret replaced since says nothing about the current one: its rejection is recorded and
+    /// counts nothing, its acceptance resets nothing.
     ///
     /// Read FOR SHARE before the counter is touched (lock order: sessions, decisions, credentials,
     /// counters, tenants): an admin's change of the secret that is under way holds the row until
     /// it commits, so this reads the version that change sets, and an outcome of the old secret
     /// cannot count against the new one, or reset its count, however the two overlap.
-    private static func holdsReleasedSecret(_ credentialID: UUID, releasedAt version: Int?, on connection: PostgresConnection) throws -> Bool {
+    private static func accountHoldingReleasedSecret(_ credentialID: UUID, releasedAt version: Int?, on connection: PostgresConnection) throws -> String? {
         guard let row = try connection.query(
-            "SELECT $2::int8 < secret_tenant_version AS replaced FROM credentials WHERE id = $1 FOR SHARE",
+            "SELECT account, $2::int8 < secret_tenant_version AS replaced FROM credentials WHERE id = $1 FOR SHARE",
             [.uuid(credentialID), PostgresValue(version)]
-        ).rows.first else { return false }
-        return try row.decode("replaced", as: Bool?.self) != true
+        ).rows.first, try row.decode("replaced", as: Bool?.self) != true else { return nil }
+        return try row.decode("account")
     }
 
     /// Forgets what a session remembered for `memoryKey` if it still names `credentialID`: an
