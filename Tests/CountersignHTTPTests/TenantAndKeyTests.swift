@@ -1,5 +1,6 @@
 import CountersignCrypto
 import CountersignHTTP
+import CountersignPostgres
 import Foundation
 import Testing
 
@@ -114,8 +115,9 @@ struct TenantAndKeyTests {
         }
     }
 
-    /// Another instance may take a disabled tenant's keys for its key cache's period (README), but
-    /// it releases no credential to them from the moment the tenant is disabled.
+    /// Another instance may take a disabled tenant's keys until it hears of the change
+    /// (`AccessChangeTests`), but it releases no credential to them from the moment the tenant is
+    /// disabled.
     @Test func aDisabledTenantGetsNoCredentialFromAnotherInstance() async throws {
         try await Self.twoInstances(releasing: "disabled-tenant-pw") { first, second, tenant in
             let session = try await second.session(tenant)
@@ -135,19 +137,29 @@ struct TenantAndKeyTests {
         releasing password: String,
         _ body: @escaping @Sendable (_ first: TestAPI, _ second: TestAPI, _ tenant: TestAPI.Tenant) async throws -> Void
     ) async throws {
+        try await twoInstances(releasing: password) { first, second, tenant, _ in try await body(first, second, tenant) }
+    }
+
+    /// As above, with `side`, a pool of its own on the instances' database.
+    static func twoInstances(
+        releasing password: String,
+        _ body: @escaping @Sendable (_ first: TestAPI, _ second: TestAPI, _ tenant: TestAPI.Tenant, _ side: PostgresPool) async throws -> Void
+    ) async throws {
         var configuration = try await TestService.configuration()
         configuration.apiKeyCacheTTL = .seconds(600)
         let one = configuration
+        let side = PostgresPool(configuration: PostgresConfiguration(connectionString: configuration.database.connectionString, poolSize: 1))
         try await TestService.run(configuration: one) { first in
             let tenant = try await first.tenant()
             _ = try await first.credential(tenant, password: password)
             try await first.releasePolicy(tenant)
-            try await TestService.run(configuration: one) { second in try await body(first, second, tenant) }
+            try await TestService.run(configuration: one) { second in try await body(first, second, tenant, side) }
         }
+        await side.close()
     }
 
-    /// Another instance may take a revoked key for its key cache's period (README), but it
-    /// releases no credential to it from the moment it is revoked.
+    /// Another instance may take a revoked key until it hears of the revocation
+    /// (`AccessChangeTests`), but it releases no credential to it from the moment it is revoked.
     @Test func aRevokedKeyGetsNoCredentialFromAnotherInstance() async throws {
         try await Self.twoInstances(releasing: "revoked-key-pw") { first, second, tenant in
             let session = try await second.session(tenant)

@@ -89,8 +89,16 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
     securityCheckController.addAdminRoutes(to: v1.group("security-checks", context: AdminRequestContext.self))
     router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes))
 
+    let accessChanges = PostgresListener(configuration: configuration.database, channel: AccessChange.channel, logger: logger) {
+        [authenticator, cache] event in
+        authenticator.hear(event)
+        if case .notification(let payload) = event, case .tenantSwitched(let tenantID) = AccessChange(payload: payload) {
+            cache.forgetTenant(tenantID)
+        }
+    }
     var services: [any Service] = [
         pool,
+        accessChanges,
         PeriodicSweep.expiredSessions(sessionStore, every: configuration.sessionSweepInterval, logger: logger),
         PeriodicSweep.staleNonceCounts(nonceCounts, logger: logger),
         PeriodicSweep.openedSecrets(secrets, openedIdentities, logger: logger),

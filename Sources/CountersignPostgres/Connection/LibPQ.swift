@@ -9,6 +9,7 @@
 
 internal import CLibPQ
 import CountersignCrypto
+import Foundation
 import Logging
 
 #if canImport(Glibc)
@@ -43,6 +44,13 @@ struct ConnectionFactory: Sendable {
     /// How long a statement may wait for the server's answer; nil waits for ever.
     let responseTimeout: Duration?
     let logger: Logger
+
+    init(configuration: PostgresConfiguration, logger: Logger) {
+        self.parameters = configuration.connectionParameters(environment: ProcessInfo.processInfo.environment)
+        self.setupSQL = configuration.sessionSetupSQL
+        self.responseTimeout = configuration.responseTimeout
+        self.logger = logger
+    }
 
     /// Opens, checks and sets up a connection. Blocks for at most `connect_timeout` per host.
     func connect(id: Int) throws(PostgresError) -> LibPQConnection {
@@ -181,6 +189,46 @@ final class LibPQConnection: @unchecked Sendable {
             guard PQstatus(handle) == CONNECTION_OK, !noticeSink.sawFatal else { return false }
         }
         return PQstatus(handle) == CONNECTION_OK && transactionState == .idle
+    }
+
+    /// Waits at most `timeout` for notifications of the channels this connection listens to,
+    /// and returns those that came (none when the time ran out). Throws once the connection is
+    /// lost, including when the server ends the session while it waits.
+    func notifications(waitingAtMost timeout: Duration) throws(PostgresError) -> [PostgresNotification] {
+        let handle = try requireHandle()
+        var received = Self.takeNotifications(handle)
+        guard received.isEmpty else { return received }
+        let socket = PQsocket(handle)
+        guard socket >= 0 else {
+            throw PostgresError(.connectionLost, reason: "the connection to the server was lost", sqlState: "08006")
+        }
+        // Bytes OpenSSL already took off the socket raise no socket event (see `waitForSocket`).
+        let tlsPending = PQsslStruct(handle, "OpenSSL").map { TLSReadBuffer.pendingBytes(ssl: $0) > 0 } ?? false
+        if !tlsPending {
+            var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, Int32(clamping: PostgresConfiguration.wholeMilliseconds(timeout)))
+            if ready == 0 || (ready < 0 && errno == EINTR) { return [] }
+            if ready < 0 { throw abandon(reason: "could not wait for the server (poll failed)") }
+        }
+        guard PQconsumeInput(handle) != 0, PQstatus(handle) == CONNECTION_OK, !noticeSink.sawFatal else {
+            throw abandon(reason: "the server ended the session")
+        }
+        received = Self.takeNotifications(handle)
+        return received
+    }
+
+    private static func takeNotifications(_ handle: OpaquePointer) -> [PostgresNotification] {
+        var received: [PostgresNotification] = []
+        while let notification = PQnotifies(handle) {
+            received.append(
+                PostgresNotification(
+                    channel: String(cString: notification.pointee.relname),
+                    payload: String(cString: notification.pointee.extra)
+                )
+            )
+            PQfreemem(notification)
+        }
+        return received
     }
 
     /// Runs one statement. Without parameters it goes unprepared through the extended

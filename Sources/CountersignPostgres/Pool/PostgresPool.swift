@@ -52,12 +52,7 @@ public final class PostgresPool: Service, Sendable {
         precondition(configuration.poolSize > 0, "poolSize must be at least 1")
         self.configuration = configuration
         self.logger = logger
-        self.factory = ConnectionFactory(
-            parameters: configuration.connectionParameters(environment: ProcessInfo.processInfo.environment),
-            setupSQL: configuration.sessionSetupSQL,
-            responseTimeout: configuration.responseTimeout,
-            logger: logger
-        )
+        self.factory = ConnectionFactory(configuration: configuration, logger: logger)
         self.metrics = PoolMetrics()
         self.state = Mutex(State(machine: PoolStateMachine(capacity: configuration.poolSize)))
         self.threadPool = NIOThreadPool(numberOfThreads: configuration.poolSize)

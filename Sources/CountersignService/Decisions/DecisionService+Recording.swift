@@ -187,7 +187,7 @@ extension DecisionService {
 
 extension DecisionStateCache {
     /// The asker's tenant state, unless it says the tenant is disabled or the asker's key revoked.
-    /// Another instance may take such a key for its key cache's period; the state the writer
+    /// Another instance may take such a key until it hears of the change; the state the writer
     /// checks against says so (`TenantStore.setDisabled`, `APIKeyStore.revoke`). A disabled tenant
     /// is read again before it is refused, as one enabled through another instance is enabled now;
     /// a revoked key stays revoked.

@@ -19,7 +19,7 @@ public struct DecisionStateStore: Sendable {
         public var version: Int64
         public var disabled: Bool
         /// The tenant's keys revoked within `APIKeyStore.longestCacheSeconds`: another instance
-        /// may take one for its key cache's period, and is answered nothing (revoking moves
+        /// may take one until it hears of the revocation (`AccessChange`), and is answered nothing (revoking moves
         /// `version`, `APIKeyStore.revoke`).
         public var revokedKeys: Set<UUID>
         public var policy: PolicyStore.Versioned

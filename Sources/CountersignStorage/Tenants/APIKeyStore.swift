@@ -91,10 +91,10 @@ public struct APIKeyStore: Sendable {
     /// Revokes a key of the tenant; `nil` when the tenant has no such key. Revoking twice keeps
     /// the first time.
     ///
-    /// The tenant's state version moves in the same statement: another instance may still take
-    /// the key for its key cache's period, but a decision it made from the tenant's state as it
-    /// was before fails to commit there, and is made again from the state that lists the key as
-    /// revoked, so no credential is released to the key after this returns.
+    /// The tenant's state version moves in the same transaction, and the revocation is announced
+    /// to every instance (``AccessChange``): one that still took the key from its cache before it
+    /// heard makes no decision with it, since a decision made from the tenant's state as it was
+    /// before fails to commit, and is made again from the state that lists the key as revoked.
     public func revoke(tenantID: UUID, id: UUID) async throws -> APIKey? {
         try await pool.withTransaction { connection in
             guard let revoked = try connection.query(
@@ -102,6 +102,7 @@ public struct APIKeyStore: Sendable {
                 [.uuid(tenantID), .uuid(id)]
             ).rows.first.map(Self.key(from:)) else { return nil }
             try TenantStateVersion.bump(tenantID, on: connection)
+            try AccessChange.keyRevoked(id).announce(on: connection)
             return revoked
         }
     }

@@ -58,17 +58,19 @@ public struct TenantStore: Sendable {
     /// Disables or re-enables a tenant; `nil` when there is no such tenant. Disabling twice keeps
     /// the first time.
     ///
-    /// The tenant's state version moves with it: another instance may still take the tenant's
-    /// keys for its key cache's period, but a decision it made from the tenant's state as it was
-    /// before fails to commit there, and is made again from the state that says disabled, so no
-    /// credential is released after this returns.
+    /// The tenant's state version moves with it, and the change is announced to every instance
+    /// (``AccessChange``): one that still took a key of the tenant from its cache before it heard
+    /// makes no decision with it, since a decision made from the tenant's state as it was before
+    /// fails to commit, and is made again from the state that says disabled.
     public func setDisabled(id: UUID, _ disabled: Bool) async throws -> Tenant? {
-        try await pool.withConnection { connection in
+        try await pool.withTransaction { connection in
             let sql =
                 disabled
                 ? "UPDATE tenants SET disabled_at = coalesce(disabled_at, now()), state_version = state_version + 1 WHERE id = $1 RETURNING \(Self.columns)"
                 : "UPDATE tenants SET disabled_at = NULL, state_version = state_version + 1 WHERE id = $1 RETURNING \(Self.columns)"
-            return try connection.query(sql, [.uuid(id)]).rows.first.map(Self.tenant(from:))
+            guard let tenant = try connection.query(sql, [.uuid(id)]).rows.first.map(Self.tenant(from:)) else { return nil }
+            try AccessChange.tenantSwitched(id).announce(on: connection)
+            return tenant
         }
     }
 

@@ -162,7 +162,8 @@ struct HTTPOptions: ParsableArguments {
     func validate() throws {
         guard (1...65535).contains(port) else { throw ValidationError("--port (COUNTERSIGN_PORT) must be between 1 and 65535") }
         guard maxBodyBytes >= 1024 else { throw ValidationError("--max-body-bytes (COUNTERSIGN_MAX_BODY_BYTES) must be at least 1024") }
-        // A revocation made on another instance takes up to this long to reach this one.
+        // While an instance cannot hear of revocations made through another, they take up to this
+        // long to reach it.
         guard (0...Double(APIKeyStore.longestCacheSeconds)).contains(apiKeyCacheSeconds) else {
             throw ValidationError("--api-key-cache-seconds (COUNTERSIGN_API_KEY_CACHE_SECONDS) must be between 0 and \(APIKeyStore.longestCacheSeconds)")
         }

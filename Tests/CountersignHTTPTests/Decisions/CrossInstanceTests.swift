@@ -110,3 +110,75 @@ struct CrossInstanceTests {
         }
     }
 }
+
+/// Instances keep the keys they read for a while (`COUNTERSIGN_API_KEY_CACHE_SECONDS`, ten minutes
+/// here), but hear of revocations and tenant switches made through any instance, and refuse the
+/// key from then on, on every route.
+@Suite("Access changes through another instance")
+struct AccessChangeTests {
+    /// The first reply of `second` to opening a session (a route that releases no secret) that is
+    /// not 201, waiting at most `within` for it.
+    static func refusal(from second: TestAPI, _ tenant: TestAPI.Tenant, within: Duration = .seconds(5)) async throws -> Reply? {
+        let deadline = ContinuousClock.now + within
+        while ContinuousClock.now < deadline {
+            let reply = try await second.openSession(tenant)
+            if reply.status != 201 { return reply }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return nil
+    }
+
+    @Test func aKeyRevokedThroughAnotherInstanceIsRefusedEverywhere() async throws {
+        try await TenantAndKeyTests.twoInstances(releasing: "pw") { first, second, tenant in
+            _ = try await second.session(tenant)
+            try await first.revokeClientKey(tenant)
+            let refused = try await Self.refusal(from: second, tenant)
+            #expect(refused?.status == 401 && refused?.errorCode == "invalid_api_key", "\(String(describing: refused))")
+        }
+    }
+
+    @Test func aTenantDisabledThroughAnotherInstanceIsRefusedEverywhere() async throws {
+        try await TenantAndKeyTests.twoInstances(releasing: "pw") { first, second, tenant in
+            _ = try await second.session(tenant)
+            #expect(try await first.call(.post, "/v1/tenants/\(tenant.id)/disable", key: TestService.operatorKey).status == 200)
+            let refused = try await Self.refusal(from: second, tenant)
+            #expect(refused?.status == 403 && refused?.errorCode == "tenant_disabled", "\(String(describing: refused))")
+
+            #expect(try await first.call(.post, "/v1/tenants/\(tenant.id)/enable", key: TestService.operatorKey).status == 200)
+            let deadline = ContinuousClock.now + .seconds(5)
+            var reopened = try await second.openSession(tenant)
+            while reopened.status != 201, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+                reopened = try await second.openSession(tenant)
+            }
+            #expect(reopened.status == 201, "\(reopened)")
+        }
+    }
+
+    /// A revocation announced while an instance's listening connection was down is lost to it:
+    /// once it listens again it forgets every key it kept, and so refuses the revoked one.
+    @Test func listeningAgainForgetsTheKeysKeptMeanwhile() async throws {
+        try await TenantAndKeyTests.twoInstances(releasing: "pw") { first, second, tenant, side in
+            _ = try await second.session(tenant)
+            // Ends every instance's listening connection, and waits until its backend is gone, so
+            // that the revocation below is announced to no one.
+            let listeners = try await side.withConnection { connection in
+                try connection.query(
+                    "SELECT pid, pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'countersign listener' AND datname = current_database()"
+                ).rows.map { try $0.decode("pid", as: Int.self) }
+            }
+            #expect(listeners.count == 2)
+            for _ in 0..<100 {
+                let left = try await side.withConnection { connection in
+                    try connection.query("SELECT count(*)::int8 AS n FROM pg_stat_activity WHERE pid = ANY($1::int[])", [.text("{\(listeners.map(String.init).joined(separator: ","))}")])
+                        .rows[0].decode("n", as: Int.self)
+                }
+                if left == 0 { break }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            try await first.revokeClientKey(tenant)
+            let refused = try await Self.refusal(from: second, tenant, within: .seconds(10))
+            #expect(refused?.status == 401 && refused?.errorCode == "invalid_api_key", "\(String(describing: refused))")
+        }
+    }
+}

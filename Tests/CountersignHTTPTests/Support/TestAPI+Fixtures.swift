@@ -23,7 +23,6 @@ extension TestAPI {
         return Tenant(id: id, adminKey: adminKey, clientKey: try #require(client.string("secret")))
     }
 
-    /// Opens a session for `clientId` and returns its id.
     /// Revokes the tenant's client key (through this instance).
     func revokeClientKey(_ tenant: Tenant, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let keys = try await call(.get, "/v1/keys", key: tenant.adminKey, sourceLocation: sourceLocation)
@@ -33,6 +32,7 @@ extension TestAPI {
         try #require(try await call(.delete, "/v1/keys/\(id)", key: tenant.adminKey, sourceLocation: sourceLocation).status == 200, sourceLocation: sourceLocation)
     }
 
+    /// Opens a session for `clientId` and returns its id.
     func session(_ tenant: Tenant, clientId: String = "device-1", sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
         let reply = try await call(.post, "/v1/sessions", key: tenant.clientKey, json: ["clientId": clientId], sourceLocation: sourceLocation)
         try #require(reply.status == 201, "\(reply)", sourceLocation: sourceLocation)

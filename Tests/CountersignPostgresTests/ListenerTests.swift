@@ -1,0 +1,69 @@
+import CountersignPostgres
+import CountersignTestSupport
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+/// `PostgresListener`: notifications reach the handler, a lost connection is opened again (and
+/// says so), and the service stops when the group shuts down.
+@Suite("Listening for notifications")
+struct ListenerTests {
+    final class Heard: Sendable {
+        private let events = Mutex<[PostgresListener.Event]>([])
+
+        func append(_ event: PostgresListener.Event) { events.withLock { $0.append(event) } }
+
+        /// Waits at most five seconds until `predicate` holds for what was heard.
+        func wait(until predicate: ([PostgresListener.Event]) -> Bool) async throws -> [PostgresListener.Event] {
+            for _ in 0..<500 {
+                let heard = events.withLock { $0 }
+                if predicate(heard) { return heard }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            return events.withLock { $0 }
+        }
+    }
+
+    @Test func hearsNotificationsAndListensAgainAfterLosingItsConnection() async throws {
+        let connectionString = try await TestDatabase.freshDatabase()
+        let heard = Heard()
+        let listener = PostgresListener(
+            configuration: Fixtures.configuration(connectionString, poolSize: 1),
+            channel: "countersign_test",
+            logger: Fixtures.logger
+        ) { heard.append($0) }
+        let pool = PostgresPool(configuration: Fixtures.configuration(connectionString, poolSize: 1), logger: Fixtures.logger)
+        let group = ServiceGroup(services: [listener], logger: Fixtures.logger)
+        let running = Task { try await group.run() }
+
+        #expect(try await heard.wait { $0 == [.listening] } == [.listening])
+        try await pool.withTransaction { connection in
+            _ = try connection.query("SELECT pg_notify('countersign_test', 'first')")
+            _ = try connection.query("SELECT pg_notify('another_channel', 'not for it')")
+        }
+        // A rolled-back transaction announces nothing.
+        await #expect(throws: (any Error).self) {
+            try await pool.withTransaction { connection in
+                _ = try connection.query("SELECT pg_notify('countersign_test', 'rolled back')")
+                _ = try connection.query("SELECT 1 / 0")
+            }
+        }
+        #expect(try await heard.wait { $0.count == 2 } == [.listening, .notification(payload: "first")])
+
+        let ended = try await pool.withConnection { connection in
+            try connection.query(
+                "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE application_name = 'countersign listener' AND datname = current_database()"
+            ).first!.decode("n", as: Int.self)
+        }
+        #expect(ended == 1)
+        #expect(try await heard.wait { $0.count == 3 }.last == .listening)
+        try await pool.withConnection { connection in
+            _ = try connection.query("SELECT pg_notify('countersign_test', 'second')")
+        }
+        #expect(try await heard.wait { $0.count == 4 }.last == .notification(payload: "second"))
+
+        await group.triggerGracefulShutdown()
+        try await running.value
+        await pool.close()
+    }
+}
