@@ -23,12 +23,13 @@ struct PolicyCredentialLockTests {
                 ),
                 actor: "client:alice-phone"
             ).credential
-            try await pool.withConnection { connection in
+            let inserted = try await pool.withConnection { connection in
                 try connection.execute(
                     "INSERT INTO rejection_counters (id, tenant_id, credential_id, space_key, failures, total_rejections) VALUES ($1, $2, $3, 'space', 1, 1)",
                     [.uuid(UUID.random()), .uuid(tenantID), .uuid(submitted.id)]
                 )
             }
+            #expect(inserted == 1)
 
             // Holds the credential's counter, so that the deletion stops after it read the policy.
             let held = Flag()

@@ -85,7 +85,7 @@ public final class PostgresListener: Service, Sendable {
             } catch {
                 if failures == 0 {
                     logger.warning(
-                        "lost the database connection that listens for changes made through other instances",
+                        "cannot listen for changes made through other instances; retrying",
                         metadata: ["db.channel": "\(channel)", "error": "\(error)"]
                     )
                 }

@@ -107,7 +107,8 @@ struct UnexportableCredentialTests {
             let tenant = try await api.tenant()
             let id = try await api.credential(tenant, json: #""host": "intranet.example.com", "account": "svc", "password": "kept-in", "exportable": false"#)
             try await api.releasePolicy(tenant, then: #""persistence": "none""#)
-            try await side.withConnection { try $0.execute("UPDATE credentials SET exportable = true WHERE id = $1", [.uuid(try #require(UUID(uuidString: id)))]) }
+            let turned = try await side.withConnection { try $0.execute("UPDATE credentials SET exportable = true WHERE id = $1", [.uuid(try #require(UUID(uuidString: id)))]) }
+            #expect(turned == 1)
             let session = try await api.session(tenant)
             let refused = try await api.decide(tenant, session: session, ChallengeBody(taskId: "task-1"))
             #expect(refused.status >= 500, "\(refused)")
