@@ -196,8 +196,8 @@ final class LibPQConnection: @unchecked Sendable {
     /// lost, including when the server ends the session while it waits.
     func notifications(waitingAtMost timeout: Duration) throws(PostgresError) -> [PostgresNotification] {
         let handle = try requireHandle()
-        var received = Self.takeNotifications(handle)
-        guard received.isEmpty else { return received }
+        let waiting = Self.takeNotifications(handle)
+        guard waiting.isEmpty else { return waiting }
         let socket = PQsocket(handle)
         guard socket >= 0 else {
             throw PostgresError(.connectionLost, reason: "the connection to the server was lost", sqlState: "08006")
@@ -213,8 +213,7 @@ final class LibPQConnection: @unchecked Sendable {
         guard PQconsumeInput(handle) != 0, PQstatus(handle) == CONNECTION_OK, !noticeSink.sawFatal else {
             throw abandon(reason: "the server ended the session")
         }
-        received = Self.takeNotifications(handle)
-        return received
+        return Self.takeNotifications(handle)
     }
 
     private static func takeNotifications(_ handle: OpaquePointer) -> [PostgresNotification] {

@@ -127,10 +127,8 @@ public final class PostgresListener: Service, Sendable {
     }
 
     static func isPlainIdentifier(_ name: String) -> Bool {
-        guard let first = name.utf8.first, first == UInt8(ascii: "_") || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first) else {
-            return false
-        }
-        return name.utf8.count <= 63
-            && name.utf8.allSatisfy { $0 == UInt8(ascii: "_") || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+        func isLetter(_ byte: UInt8) -> Bool { byte == UInt8(ascii: "_") || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) }
+        guard let first = name.utf8.first, isLetter(first), name.utf8.count <= 63 else { return false }
+        return name.utf8.allSatisfy { isLetter($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
     }
 }

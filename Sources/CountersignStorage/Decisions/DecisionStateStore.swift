@@ -19,8 +19,8 @@ public struct DecisionStateStore: Sendable {
         public var version: Int64
         public var disabled: Bool
         /// The tenant's keys revoked within `APIKeyStore.longestCacheSeconds`: another instance
-        /// may take one until it hears of the revocation (`AccessChange`), and is answered nothing (revoking moves
-        /// `version`, `APIKeyStore.revoke`).
+        /// may take one until it hears of the revocation (`AccessChange`), and is answered
+        /// nothing (revoking moves `version`, `APIKeyStore.revoke`).
         public var revokedKeys: Set<UUID>
         public var policy: PolicyStore.Versioned
         /// The tenant's credentials and every client's `permanent` ones; not session ones.
