@@ -14,7 +14,8 @@ struct MasterKeyTests {
             let other = SecretVault(masterKey: try SymmetricKey.random(), pool: fixture.pool)
             #expect(try await other.masterKeyMatchesDatabase() == false)
             #expect(try await fixture.vault.masterKeyMatchesDatabase() == true)
-            #expect(try await SecretVault(masterKey: nil, pool: fixture.pool).masterKeyMatchesDatabase() == nil)
+            // Without a key, this database's secrets cannot be opened.
+            #expect(try await SecretVault(masterKey: nil, pool: fixture.pool).masterKeyMatchesDatabase() == false)
         }
     }
 

@@ -9,7 +9,8 @@ final class Readiness: Sendable {
     let pool: PostgresPool
     /// The newest migration version among the files this instance was started with.
     let expectedSchemaVersion: Int
-    /// Whether the master key is the database's; `nil` without one.
+    let hasMasterKey: Bool
+    /// Whether the master key is the database's (`SecretVault.masterKeyMatchesDatabase`).
     let masterKeyMatchesDatabase: @Sendable () async throws -> Bool?
     /// A probe must answer quickly even when the database hangs.
     let timeout: Duration = .seconds(2)
@@ -19,10 +20,17 @@ final class Readiness: Sendable {
     /// The check under way, if one is (one that hangs, perhaps).
     fileprivate let ongoing = Mutex<Task<(version: Int, keyMatches: Bool?), any Error>?>(nil)
 
-    init(pool: PostgresPool, expectedSchemaVersion: Int, cacheTTL: Duration, masterKeyMatchesDatabase: @escaping @Sendable () async throws -> Bool?) {
+    init(
+        pool: PostgresPool,
+        expectedSchemaVersion: Int,
+        cacheTTL: Duration,
+        hasMasterKey: Bool,
+        masterKeyMatchesDatabase: @escaping @Sendable () async throws -> Bool?
+    ) {
         self.pool = pool
         self.expectedSchemaVersion = expectedSchemaVersion
         self.cacheTTL = cacheTTL
+        self.hasMasterKey = hasMasterKey
         self.masterKeyMatchesDatabase = masterKeyMatchesDatabase
     }
 
@@ -53,11 +61,15 @@ final class Readiness: Sendable {
             throw CountersignError(.notReady, "the database schema is at version \(version); this build needs \(expectedSchemaVersion)")
         }
         guard keyMatches != false else {
-            throw CountersignError(
-                .notReady,
-                "this instance's master key is not the database's (rotated with `countersign rekey`?): restart it with the current key"
-            )
+            throw CountersignError(.notReady, Self.masterKeyMismatch(hasMasterKey: hasMasterKey))
         }
+    }
+
+    /// Why an instance whose master key does not open the database's secrets cannot serve it.
+    static func masterKeyMismatch(hasMasterKey: Bool) -> String {
+        hasMasterKey
+            ? "this instance's master key is not the database's: it does not open what the database holds sealed (COUNTERSIGN_MASTER_KEY_FILE; after `countersign rekey`, restart with the new key)"
+            : "this instance has no master key, and the database holds secrets sealed under one (COUNTERSIGN_MASTER_KEY_FILE)"
     }
 }
 

@@ -28,6 +28,7 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
         pool: pool,
         expectedSchemaVersion: migrationFiles.map(\.version).max() ?? 0,
         cacheTTL: configuration.readinessCacheTTL,
+        hasMasterKey: configuration.masterKey != nil,
         masterKeyMatchesDatabase: { try await vault.masterKeyMatchesDatabase() }
     )
     HealthController(readiness: readiness, metrics: registry).addRoutes(to: router)
@@ -141,6 +142,9 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
         // A wrong master key would otherwise pass readiness and fail every release of a secret.
         // Without the database (or its migrations) the service still starts, unready.
         if (try? await vault.masterKeyMatchesDatabase()) == false {
+            guard configuration.masterKey != nil else {
+                throw CountersignError(.secretUnreadable, Readiness.masterKeyMismatch(hasMasterKey: false))
+            }
             throw CountersignError(
                 .secretUnreadable,
                 "the master key is not this database's: it does not open what the database holds sealed under its master key (COUNTERSIGN_MASTER_KEY_FILE; after `countersign rekey`, the new key)"

@@ -12,10 +12,18 @@ import Foundation
 /// refused at start even before any tenant has a data key, and a data key is only ever created
 /// under the key the check value is sealed under.
 extension SecretVault {
-    /// Whether the master key is the one the database's secrets are sealed under; `nil` when no
-    /// master key is configured.
+    /// Whether the master key is the one the database's secrets are sealed under. Without a master
+    /// key: `nil` while the database holds nothing sealed under one, `false` once it does (this
+    /// instance could open none of it: a key file left out of the deployment, say).
     public func masterKeyMatchesDatabase() async throws -> Bool? {
-        guard let masterKey else { return nil }
+        guard let masterKey else {
+            let holdsSealed = try await pool.withConnection { connection in
+                try connection.query(
+                    "SELECT EXISTS (SELECT 1 FROM master_key_check) OR EXISTS (SELECT 1 FROM tenant_data_keys) AS sealed"
+                ).rows.first?.decode("sealed", as: Bool.self)
+            }
+            return holdsSealed == true ? false : nil
+        }
         return try await pool.withTransaction { connection in
             try Self.isDatabaseKey(masterKey, on: connection, lockingCheck: false)
         }

@@ -1,3 +1,4 @@
+import CountersignCore
 import CountersignPostgres
 import CountersignTestSupport
 import Foundation
@@ -38,6 +39,21 @@ struct SecretsAtRestTests {
         #expect(!instance.isRunning)
         let log = try String(contentsOf: instance.logFile, encoding: .utf8)
         #expect(log.contains("the master key is not this database's"))
+    }
+
+    /// A key file left out of a deployment must not put into rotation an instance that can open
+    /// none of the database's secrets.
+    @Test func aServiceWithoutAMasterKeyDoesNotStartOnADatabaseHoldingSecrets() async throws {
+        let url = try await TestDatabase.freshDatabase()
+        try await TestService.run(configuration: try await TestService.configuration(databaseURL: url)) { api in
+            _ = try await api.credential(try await api.tenant())
+        }
+        var keyless = try await TestService.configuration(databaseURL: url)
+        keyless.masterKey = nil
+        let refusal = await #expect(throws: CountersignError.self) {
+            try await TestService.run(configuration: keyless) { _ in }
+        }
+        #expect(refusal?.message.contains("this instance has no master key, and the database holds secrets sealed under one") == true, "\(String(describing: refusal))")
     }
 
     @Test func theDatabaseNeverHoldsThePlaintext() async throws {
