@@ -77,17 +77,29 @@ public final class PostgresListener: Service, Sendable {
     private var shouldStop: Bool { stopRequested.load(ordering: .relaxed) }
 
     private func listenUntilStopped() {
+        // Attempts in a row that did not get to listen, since the last time it listened.
         var failures = 0
+        var hasListened = false
+        var warned = false
         while !shouldStop {
+            var listened = false
             do {
-                try listenOnce(afterFailures: failures)
+                try listenOnce(listened: &listened, recovering: warned)
                 return
             } catch {
-                if failures == 0 {
+                if listened {
+                    failures = 0
+                    hasListened = true
+                    warned = false
+                }
+                // Before it ever listened, the first failure goes unsaid: a start-up that fails for
+                // want of the database says so itself, and exits.
+                if !warned, failures >= (hasListened ? 0 : 1) {
                     logger.warning(
                         "cannot listen for changes made through other instances; retrying",
                         metadata: ["db.channel": "\(channel)", "error": "\(error)"]
                     )
+                    warned = true
                 }
                 pause(Self.retryPauses[min(failures, Self.retryPauses.count - 1)])
                 failures += 1
@@ -95,12 +107,14 @@ public final class PostgresListener: Service, Sendable {
         }
     }
 
-    /// Returns when asked to stop; throws when the connection could not be opened or was lost.
-    private func listenOnce(afterFailures failures: Int) throws(PostgresError) {
+    /// Returns when asked to stop; throws when the connection could not be opened or was lost,
+    /// with `listened` saying whether it got to listen first.
+    private func listenOnce(listened: inout Bool, recovering: Bool) throws(PostgresError) {
         let connection = try factory.connect(id: 0)
         defer { connection.finish() }
         try connection.execSimple("SET application_name = 'countersign listener'; LISTEN \(channel)")
-        if failures > 0 {
+        listened = true
+        if recovering {
             logger.notice("listening again for changes made through other instances", metadata: ["db.channel": "\(channel)"])
         }
         handler(.listening)
