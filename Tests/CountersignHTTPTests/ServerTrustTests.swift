@@ -308,8 +308,14 @@ import Testing
     @Test func policiesRefuseAnchorsThatCarryAPrivateKey() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()
+            let keyLines = pki.server.keyPEM.split(separator: "\n")
+            let keyLine = String(keyLines[1])
+            // OpenSSL reads none of the last three as a block, and would skip them as text.
+            let indented = keyLines.map { "  \($0)\n" }.joined()
+            let tabbed = keyLines.map { "\t\($0)\n" }.joined()
+            let lowerCased = keyLines.map { $0.hasPrefix("-----") ? $0.lowercased() : String($0) }.joined(separator: "\n") + "\n"
             let anchors = [pki.server.keyPEM + pki.rootCA.certificatePEM, pki.rootCA.certificatePEM + pki.server.keyPEM]
-            let keyLine = String(pki.server.keyPEM.split(separator: "\n")[1])
+                + [indented, tabbed, lowerCased].map { pki.rootCA.certificatePEM + $0 }
             for anchor in anchors {
                 let current = try await api.call(.get, "/v1/policy", key: tenant.adminKey)
                 let trust = TLSRules.anchored([anchor])

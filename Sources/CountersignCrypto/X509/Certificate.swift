@@ -116,10 +116,22 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     /// - Throws: `CryptoError` `malformed_certificate` naming the label of a block that is not a
     ///   certificate (never its contents); the errors of `parseChain(pem:)`.
     public static func parseCertificatesOnly(pem: String) throws(CryptoError) -> [Certificate] {
+        var blocks = 0
         try PEMReader.forEachBlock(in: Array(pem.utf8), limit: maximumPEMByteCount) { (label, _) throws(CryptoError) in
             guard label == "CERTIFICATE" || label == "X509 CERTIFICATE" else {
                 throw CryptoError(.malformedCertificate, "PEM holds a \(label.prefix(64)) block where only certificates belong")
             }
+            blocks += 1
+        }
+        // OpenSSL reads a block only from a boundary at the start of a line, in capitals, and
+        // skips anything else as text between blocks, which is kept all the same: an indented or
+        // lower-case private key block would be shown wherever the anchors are.
+        let folded = pem.utf8.map { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) ? $0 | 0x20 : $0 }
+        guard folded.occurrences(of: Array("-----begin".utf8)) == blocks, folded.occurrences(of: Array("private key".utf8)) == 0 else {
+            throw CryptoError(
+                .malformedCertificate,
+                "PEM holds text that is not a certificate block (a boundary line indented or in lower case, or a private key): only certificates belong"
+            )
         }
         return try parseChain(pem: pem)
     }
@@ -243,5 +255,17 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
         let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
         return era * 146_097 + dayOfEra - 719_468
+    }
+}
+
+extension [UInt8] {
+    /// How many times `needle` occurs, overlaps counted (none occur in the needles used here).
+    fileprivate func occurrences(of needle: [UInt8]) -> Int {
+        guard !needle.isEmpty, count >= needle.count else { return 0 }
+        var found = 0
+        for start in 0...(count - needle.count) where self[start] == needle[0] && self[start..<(start + needle.count)].elementsEqual(needle) {
+            found += 1
+        }
+        return found
     }
 }
