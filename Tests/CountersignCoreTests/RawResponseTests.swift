@@ -173,6 +173,18 @@ struct RawResponseTests {
         #expect(code { try raw.validated() } == "invalid_field", "\(url)")
     }
 
+    /// A URL whose host parsers disagree on (a backslash: `/` to WHATWG parsers, user info to
+    /// Foundation), or whose port is more digits than an Int holds (no port to Foundation, so the
+    /// default one): a credential must not go to a host or port the client did not ask.
+    @Test(arguments: [
+        "https://evil.example\\@intranet.example.com/", "https://intranet.example.com\\evil/", "https://intranet.example.com:9223372036854775808/",
+        "https://[::1]:99999999999999999999/",
+    ])
+    func refusesURLsReadTwoWays(url: String) {
+        let raw = RawResponse(taskId: "t", status: 401, headers: [["WWW-Authenticate", "Basic"]], request: .init(method: "GET", url: url))
+        #expect(code { try raw.validated() } == "invalid_field", "\(url)")
+    }
+
     /// The URL's host is recorded and matched as the same host sent as a challenge's would be:
     /// IPv6 in brackets, other characters as written (no IDNA mapping), lowercased.
     @Test(arguments: [

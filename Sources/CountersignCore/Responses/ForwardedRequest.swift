@@ -37,6 +37,13 @@ public struct ForwardedRequest: Codable, Hashable, Sendable {
     }
 
     func parsedURL() throws -> ParsedURL {
+        // A backslash is no URL character (RFC 3986): WHATWG parsers, browsers' among them, read
+        // it as `/`, so `https://evil.example\@intranet.example.com/` is a request to
+        // evil.example to them and to intranet.example.com to Foundation. Whose host it named is
+        // not for the service to guess when a credential goes to it.
+        guard !url.utf8.contains(UInt8(ascii: "\\")) else {
+            throw CountersignError(.invalidField, "'request.url' must not contain a backslash: percent-encode it (%5C)")
+        }
         // Non-ASCII characters percent-encoded first: Foundation refuses some in a host and maps
         // others (IDNA: `Ⅸ` becomes `ix`), where a challenge's host is taken as written.
         guard url.utf8.count <= RawResponse.maximumURLLength, !Self.hasSpaceOrControl(url),
@@ -52,7 +59,9 @@ public struct ForwardedRequest: Codable, Hashable, Sendable {
         }
         let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         let port = components.port ?? (scheme == "https" ? 443 : 80)
-        guard (1...65535).contains(port) else {
+        // URLComponents has no port for digits it cannot hold in an Int: not the default port.
+        let portOverflows = components.port == nil && components.rangeOfPort.map { !$0.isEmpty } == true
+        guard (1...65535).contains(port), !portOverflows else {
             throw CountersignError(.invalidField, "'request.url' has an invalid port")
         }
         let originForm = Self.originForm(ofURL: Self.percentEncodingNonASCII(url))
