@@ -48,6 +48,28 @@ struct HostileInputTests {
         }
     }
 
+    /// A submission's space is checked as a challenge's is, TLS parts included, though it uses
+    /// none of them: the same space is the same 400 on every route, and nothing is stored.
+    @Test(arguments: [
+        (#""serverTrust": {"certificates": ["!!"]}"#, "malformed_certificate"), (#""distinguishedNames": ["!!"]"#, "invalid_distinguished_name"),
+    ])
+    func submissionsRefuseMalformedTLSPartsAsChallengesDo(part: String, code: String) async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let session = try await api.session(tenant)
+            let space = #"{"host": "typed.example.com", "port": 443, "authenticationMethod": "NSURLAuthenticationMethodHTTPBasic", \#(part)}"#
+            let challenge = try await api.call(.post, "/v1/sessions/\(session)/challenges", key: tenant.clientKey, json: #"{"taskId": "t", "protectionSpace": \#(space)}"#)
+            #expect(challenge.status == 400 && challenge.errorCode == code, "\(challenge)")
+            let submission = try await api.call(
+                .post, "/v1/sessions/\(session)/credentials", key: tenant.clientKey,
+                json: #"{"protectionSpace": \#(space), "user": "u", "password": "p", "persistence": "forSession"}"#
+            )
+            #expect(submission.status == 400 && submission.errorCode == code, "\(submission)")
+            let stored = try await api.call(.get, "/v1/credentials?host=typed.example.com", key: tenant.adminKey)
+            #expect((stored.json["credentials"] as? [Any])?.isEmpty == true, "\(stored)")
+        }
+    }
+
     @Test(arguments: [#"a\u001bb"#, #"a\u007fb"#, #"a\u0085b"#, "a b", "a/b", ""])
     func hostsWithControlCharactersOrSpacesAreRefused(host: String) async throws {
         try await TestService.run { api in

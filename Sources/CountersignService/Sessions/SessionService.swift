@@ -64,6 +64,9 @@ public struct SessionService: Sendable {
         persistence: Persistence
     ) async throws -> Submission {
         try space.validate()
+        // Unused here, but refused as a challenge's would be: a malformed space is the same 400
+        // on every route that takes one.
+        _ = try PresentedTLS.parse(space)
         try Validation.name(user, field: "user", maxLength: 1000)
         guard password.utf8.count <= 4096 else { throw CountersignError(.invalidField, "'password' is longer than 4096 bytes") }
         if let domain { try Validation.name(domain, field: "domain", maxLength: 256) }

@@ -37,7 +37,11 @@ public struct PresentedTLS: Sendable {
     ///   trailing bytes), `chain_too_long` (more than 10), `certificate_too_large` (over
     ///   64 KiB), `invalid_distinguished_name`.
     public static func parse(_ challenge: Challenge) throws -> PresentedTLS {
-        let space = challenge.protectionSpace
+        try parse(challenge.protectionSpace)
+    }
+
+    /// As `parse(_:)` for a challenge's space; a client's submission sends one too.
+    public static func parse(_ space: ProtectionSpace) throws -> PresentedTLS {
         var presented = PresentedTLS(chain: nil, chainDigest: nil, acceptableIssuers: [])
         if let encoded = space.serverTrust?.certificates, !encoded.isEmpty {
             let (certificates, ders) = try chain(encoded)
