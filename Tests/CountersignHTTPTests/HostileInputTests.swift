@@ -31,7 +31,7 @@ struct HostileInputTests {
                 "/v1/decisions?clientId=\(long)", "/v1/security-checks/states?clientId=\(long)", "/v1/security-checks/states?securityCheck=a%20b",
                 "/v1/credentials?host=\(long)",
                 // A misspelt filter does not list everything, and a parameter counts once.
-                "/v1/decisions?sesionId=\(UUID())", "/v1/keys?limit=1&limit=2", "/v1/counters?blocked=maybe",
+                "/v1/decisions?sesionId=\(UUID())", "/v1/keys?limit=1&limit=2", "/v1/keys?limit=1&%6Cimit=2", "/v1/counters?blocked=maybe",
                 // Percent-encoding that is broken or decodes to no UTF-8 text does not filter by
                 // replacement characters; a multi-byte character cut by `&` is no character.
                 "/v1/decisions?clientId=%FF%FE", "/v1/decisions?clientId=%E0%80%80", "/v1/credentials?host=%C0%80",
@@ -40,8 +40,8 @@ struct HostileInputTests {
                 let reply = try await api.call(.get, query, key: tenant.adminKey)
                 #expect(reply.status == 400 && reply.errorCode == "invalid_query", "\(query): \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
             }
-            // Well-formed UTF-8 filters as it did.
-            for query in ["/v1/decisions?clientId=b%C3%BCcher", "/v1/credentials?host=%E2%82%AC.example.com", "/v1/decisions?clientId=a+b"] {
+            // Well-formed UTF-8 filters as it did, and a name is percent-decoded as a value is.
+            for query in ["/v1/decisions?clientId=b%C3%BCcher", "/v1/credentials?host=%E2%82%AC.example.com", "/v1/decisions?clientId=a+b", "/v1/decisions?%6Cimit=5"] {
                 let reply = try await api.call(.get, query, key: tenant.adminKey)
                 #expect(reply.status == 200, "\(query): \(reply)")
             }

@@ -5,7 +5,8 @@ import Hummingbird
 
 /// Typed access to query parameters, each failure a 400 `invalid_query` naming the parameter.
 struct QueryParameters {
-    let parameters: Parameters
+    /// Values by name, both percent-decoded.
+    private let values: [String: Substring]
 
     /// The parameters of a paged listing.
     static let paging = ["limit", "cursor"]
@@ -20,9 +21,11 @@ struct QueryParameters {
         if let query = request.uri.query, !Self.isPercentEncodedUTF8(query.utf8) {
             throw CountersignError(.invalidQuery, "the query must be UTF-8 text, percent-encoded as RFC 3986 §2.1 says")
         }
-        let parameters = request.uri.queryParameters
-        var seen: Set<Substring> = []
-        for (name, value) in parameters {
+        var values: [String: Substring] = [:]
+        // Hummingbird decodes values only: `%6Cimit` is `limit` (RFC 3986 §6.2.2.2). The query
+        // is percent-encoded UTF-8 (checked above), so every name decodes.
+        for (encodedName, value) in request.uri.queryParameters {
+            let name = String(encodedName).removingPercentEncoding ?? String(encodedName)
             guard !name.utf8.contains(0), !value.utf8.contains(0) else {
                 throw CountersignError(.invalidQuery, "query parameters must not contain U+0000 (%00)")
             }
@@ -30,14 +33,15 @@ struct QueryParameters {
                 let taken = names.isEmpty ? "none" : names.map { "'\($0)'" }.joined(separator: ", ")
                 throw CountersignError(.invalidQuery, "'\(name.prefix(64))' is not a query parameter here; this route takes \(taken)")
             }
-            guard seen.insert(name).inserted else {
+            guard values[name] == nil else {
                 throw CountersignError(.invalidQuery, "'\(name)' is given more than once")
             }
             guard !value.isEmpty else {
                 throw CountersignError(.invalidQuery, "'\(name)' has no value; leave it out to not filter by it")
             }
+            values[name] = value
         }
-        self.parameters = parameters
+        self.values = values
     }
 
     /// Whether every `%` starts two hex digits and the bytes decoded are UTF-8. `&` and `=` are
@@ -58,7 +62,7 @@ struct QueryParameters {
     }
 
     func string(_ name: String) -> String? {
-        parameters.get(name).map { String($0) }
+        values[name].map { String($0) }
     }
 
     /// A parameter checked as the body member it filters by is checked, failing as a query.

@@ -78,8 +78,9 @@ struct DecisionController: Sendable {
                 since: try query.date("since"),
                 until: try query.date("until")
             )
+            // Times closer than the microseconds decisions are kept to read as one.
             if let since = filter.since, let until = filter.until, since >= until {
-                throw CountersignError(.invalidQuery, "'since' must be before 'until'")
+                throw CountersignError(.invalidQuery, "'until' must be at least a microsecond after 'since' (times are kept to the microsecond)")
             }
             let page = try query.page()
             return try JSONResponse.make(
