@@ -34,6 +34,31 @@ struct DurabilityTests {
         }
     }
 
+    /// An outage is said once by the pool; each request it fails has its access line and no
+    /// warning of its own (at a fleet's rate, thousands of lines a second).
+    @Test func anOutageIsLoggedOncePlusOneAccessLinePerRequest() async throws {
+        let cluster = try TestDatabase.privateCluster()
+        let url = try cluster.start()
+        defer { try? cluster.stop() }
+        let box = LogLines()
+        let handler = RecordingLogHandler(into: box)
+        var logger = Logger(label: "countersign.test.outage", factory: { _ in handler })
+        logger.logLevel = .info
+        let configuration = try await TestService.configuration(databaseURL: url)
+        try await TestService.run(configuration: configuration, logger: logger) { api in
+            let tenant = try await api.tenant()
+            try cluster.stop()
+            for _ in 0..<5 {
+                let reply = try await api.call(.get, "/v1/policy", key: tenant.adminKey)
+                #expect(reply.status == 503 && reply.errorCode == "database_unavailable", "\(reply)")
+            }
+        }
+        let lines = box.all
+        #expect(lines.filter { $0.contains("request failed") }.isEmpty, "\(lines)")
+        #expect(lines.filter { $0.hasPrefix("warning request ") && $0.contains("\"status\": 503") }.count == 5, "\(lines)")
+        #expect(lines.filter { $0.contains("cannot connect to the database") }.count == 1, "\(lines)")
+    }
+
     /// A database that hangs rather than fails (its server and backends stopped) answers nothing
     /// and enforces no statement timeout of its own: the decision still ends, with 503 and no
     /// secret, once the client-side wait (statement plus connect timeout) is over.
