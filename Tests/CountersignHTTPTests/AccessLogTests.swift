@@ -43,6 +43,16 @@ struct AccessLogTests {
         #expect(box.all.allSatisfy { !$0.contains(clientKey) })
     }
 
+    @Test func theLogSaysWhenAShutdownBegins() async throws {
+        let (box, logger) = Self.recordingLogger()
+        try await TestService.run(logger: logger) { api in
+            let health = try await api.call(.get, "/healthz")
+            #expect(health.status == 200)
+            #expect(!box.all.contains { $0.contains("shutting down") })
+        }
+        #expect(box.all.filter { $0.hasPrefix("notice shutting down: finishing the requests in flight") }.count == 1, "\(box.all)")
+    }
+
     /// A revoked key is refused, but its secret checked out: its access line names the tenant and
     /// the key's prefix, so that an operator can tell who still calls with it.
     @Test func refusalsOfARevokedKeyNameTheKey() async throws {

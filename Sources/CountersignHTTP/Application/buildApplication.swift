@@ -107,6 +107,7 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
     if let retention = configuration.retention {
         services.append(PeriodicSweep.retention(decisions: decisionStore, sessions: sessionStore, keptFor: retention, logger: logger))
     }
+    services.append(ShutdownNotice(logger: logger))
     var app = Application(
         router: router,
         // A connection that sends nothing for a minute is closed: idle and half-sent requests
