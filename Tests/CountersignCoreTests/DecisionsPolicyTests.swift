@@ -83,13 +83,31 @@ struct DecisionsHostPatternTests {
         }
     }
 
-    /// `?` is one character of the host, not one byte of its UTF-8: `ü` is two bytes.
-    @Test(arguments: [("b?cher.example", "bücher.example"), ("??.example", "日本.example"), ("*.?.example", "a.ß.example")])
-    func aQuestionMarkIsOneCharacter(pattern: String, host: String) throws {
+    /// Hosts are matched in their ASCII form (IDNA, as Apple's `URL` reports them), whichever
+    /// form a challenge sends: globs name internationalized labels that way.
+    @Test(arguments: [
+        ("*.xn--bcher-kva.example", "a.bücher.example"), ("*.xn--bcher-kva.example", "a.xn--bcher-kva.example"), ("xn--wgv71a.example", "日本.example"),
+        ("*.xn--zca.example", "a.ß.example"), ("ix.example", "Ⅸ.example"),
+    ])
+    func hostsAreMatchedInTheirASCIIForm(pattern: String, host: String) throws {
         #expect(try HostPattern(pattern).matches(host))
     }
 
-    @Test(arguments: [("b??cher.example", "bücher.example"), ("????.example", "日本.example")])
+    /// A refused internationalized glob says what to write instead.
+    @Test func anInternationalizedGlobIsRefusedWithItsASCIIForm() {
+        let refusal = #expect(throws: CountersignError.self) { try HostPattern("*.bücher.example") }
+        #expect(refusal?.message.contains("'*.xn--bcher-kva.example'") == true, "\(String(describing: refusal))")
+    }
+
+    /// `?` is one character of a host, not one byte of its UTF-8, for a host with no ASCII form
+    /// (IDNA refuses Arabic-Indic digits here).
+    @Test(arguments: [("???.example", "١٢٣.example"), ("*.?.example", "a.١.example")])
+    func aQuestionMarkIsOneCharacter(pattern: String, host: String) throws {
+        #expect(ProtectionSpace.foldedHost(host) == host, "the host has an ASCII form: pick another")
+        #expect(try HostPattern(pattern).matches(host))
+    }
+
+    @Test(arguments: [("??????.example", "١٢٣.example")])
     func aQuestionMarkIsNotOneByte(pattern: String, host: String) throws {
         #expect(try !HostPattern(pattern).matches(host))
     }

@@ -123,14 +123,21 @@ public struct ProtectionSpace: Codable, Hashable, Sendable {
         return key
     }
 
-    /// A host as rules, credentials, counters and session memory compare it: case folded, the
+    /// A host as rules, credentials, counters and session memory compare it: an internationalized
+    /// name in its ASCII form (`asciiForm(ofHost:)`), case folded, the
     /// trailing dot of a fully qualified name dropped, and an IPv6 address in brackets.
     /// `www.bank.example.` is the host `www.bank.example` to DNS and to the trust evaluation
     /// (`VerificationHost`); kept, it slipped past every rule written for that host (a pinning
     /// rule, a refusal) to a looser one. An IPv6 address comes bracketed from a forwarded raw
     /// response's URL and may come bare from a client's protection space: one address, one host.
     public static func foldedHost(_ host: String) -> String {
-        let lowered = host.lowercasedIfNeeded
+        foldedHost(host, asciiForm: true)
+    }
+
+    /// `asciiForm: false` folds as releases before 0023 did, keeping an internationalized name
+    /// as sent: how their rows may hold it (`CredentialAttributes.storedForms(ofHostAsSent:)`).
+    static func foldedHost(_ host: String, asciiForm: Bool) -> String {
+        let lowered = (asciiForm ? Self.asciiForm(ofHost: host) : host).lowercasedIfNeeded
         // Unbracketed, only an IPv6 address has a `:` (`HostShape`).
         if lowered.utf8.first != UInt8(ascii: "["), lowered.utf8.contains(UInt8(ascii: ":")) { return "[\(lowered)]" }
         // A host is never a lone dot, nor ends in two (`HostShape`).

@@ -148,18 +148,24 @@ public struct CredentialAttributes: Codable, Hashable, Sendable {
         return attributes
     }
 
-    /// The hosts a row keyed by these normalized attributes may hold, `host` first: rows saved
-    /// before hosts were folded keep the host as sent (a fully qualified name's trailing dot, an
-    /// IPv6 address without brackets) where migration 0018 found a twin, and instances of the
-    /// previous release still save it so during a rolling upgrade. Found by them, saving the same
-    /// keychain key again updates that row in place rather than adding a second one.
-    public var storedHosts: [String] { Self.storedForms(ofFoldedHost: host) }
-
     /// `host` (folded, `ProtectionSpace.foldedHost`) and the form a row saved before hosts were
-    /// folded may hold it in, `host` first.
+    /// folded may hold it in, `host` first: rows saved before hosts were folded keep the host as
+    /// sent (a fully qualified name's trailing dot, an IPv6 address without brackets) where
+    /// migration 0018 found a twin, and instances of an earlier release still save it so during
+    /// a rolling upgrade. Found by them, saving the same keychain key again updates that row in
+    /// place rather than adding a second one.
     public static func storedForms(ofFoldedHost host: String) -> [String] {
         if host.utf8.first == UInt8(ascii: "["), host.utf8.last == UInt8(ascii: "]") { return [host, String(host.dropFirst().dropLast())] }
         return [host, host + "."]
+    }
+
+    /// The forms a row may hold `host`, as an admin or client sent it, in: those of its folded
+    /// form, then, for an internationalized name, those of the name as sent, which rows saved
+    /// before hosts took their ASCII form hold (migration 0023 is the first such release).
+    public static func storedForms(ofHostAsSent host: String) -> [String] {
+        let folded = storedForms(ofFoldedHost: ProtectionSpace.foldedHost(host))
+        let asSent = ProtectionSpace.foldedHost(host, asciiForm: false)
+        return asSent == folded[0] ? folded : folded + storedForms(ofFoldedHost: asSent)
     }
 
     /// The port 0 a row keyed by these normalized attributes may hold for `port`, the protocol's

@@ -2,7 +2,9 @@
 ///
 /// `*` matches any run of characters, `?` exactly one (a Unicode scalar of a non-ASCII host,
 /// not a byte of its UTF-8); matching ignores case and the trailing
-/// dot of a fully qualified host name (`ProtectionSpace.foldedHost`). A pattern that
+/// dot of a fully qualified host name (`ProtectionSpace.foldedHost`). Hosts are matched in their
+/// ASCII form, so an internationalized label is written in its own: `*.xn--bcher-kva.example`
+/// for `*.bücher.example`, which the refusal of the latter suggests. A pattern that
 /// starts with `*.` needs at least one label before the rest: `*.corp.example.com` matches
 /// `a.corp.example.com` and `a.b.corp.example.com`, not `corp.example.com`.
 public struct HostPattern: Hashable, Sendable, CustomStringConvertible {
@@ -15,7 +17,11 @@ public struct HostPattern: Hashable, Sendable, CustomStringConvertible {
         let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._:[]*?".utf8)
         let bytes = Array(pattern.utf8)
         guard !bytes.isEmpty, bytes.count <= 253, bytes.allSatisfy(allowed.contains) else {
-            throw CountersignError(.invalidHostPattern, "'\(Self.quoted(pattern))' is not a host glob: use letters, digits, '-', '.', ':', '*' and '?', at most 253 characters")
+            let suggestion = Self.asciiLabels(of: pattern).map { "; internationalized labels in their ASCII form, as hosts are compared: '\(Self.quoted($0))'" }
+            throw CountersignError(
+                .invalidHostPattern,
+                "'\(Self.quoted(pattern))' is not a host glob: use letters, digits, '-', '.', ':', '*' and '?', at most 253 characters\(suggestion ?? "")"
+            )
         }
         let lowered = bytes.map { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) ? $0 + 32 : $0 }
         guard !pattern.contains("**"), HostShape.isWellFormed(lowered, wildcards: true), lowered.last != UInt8(ascii: ".") else {
@@ -31,6 +37,24 @@ public struct HostPattern: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { pattern }
+
+    /// `pattern` with each internationalized label in its ASCII form
+    /// (`ProtectionSpace.asciiForm(ofHost:)`); `nil` when it has none, or has no such label. A
+    /// label that mixes a wildcard with other characters has none: its ASCII form encodes it whole.
+    private static func asciiLabels(of pattern: String) -> String? {
+        guard pattern.utf8.contains(where: { $0 >= 0x80 }) else { return nil }
+        var labels: [String] = []
+        for label in pattern.split(separator: ".", omittingEmptySubsequences: false) {
+            guard label.utf8.contains(where: { $0 >= 0x80 }) else {
+                labels.append(String(label))
+                continue
+            }
+            let ascii = ProtectionSpace.asciiForm(ofHost: String(label))
+            guard !label.contains("*"), !label.contains("?"), ascii.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
+            labels.append(ascii)
+        }
+        return labels.joined(separator: ".")
+    }
 
     /// The start of a refused pattern, enough to find it, for an error message of bounded size.
     private static func quoted(_ pattern: String) -> String {

@@ -124,7 +124,8 @@ public struct CredentialStore: Sendable {
                     guard active == true else { throw CountersignError(.sessionInvalidated, "the session is invalidated") }
                 }
                 let saved: (credential: Credential, created: Bool)
-                if let existing = try Self.find(tenantID: tenantID, attributes: attributes, owner: input.owner, on: connection) {
+                let hosts = CredentialAttributes.storedForms(ofHostAsSent: input.attributes.host)
+                if let existing = try Self.find(tenantID: tenantID, attributes: attributes, hosts: hosts, owner: input.owner, on: connection) {
                     // Metadata left out stays (a vault sync that sends the password alone must not
                     // drop an NTLM domain); PATCH clears it with null.
                     let changes = Changes(
@@ -221,7 +222,7 @@ public struct CredentialStore: Sendable {
                     ORDER BY c.created_at DESC, c.id DESC
                     LIMIT $6
                     """,
-                    [.uuid(tenantID), host.map { .textArray(CredentialAttributes.storedForms(ofFoldedHost: ProtectionSpace.foldedHost($0))) } ?? .null, PostgresValue(account), PostgresValue(position?.at), PostgresValue(position?.id), .int(limit + 1)]
+                    [.uuid(tenantID), host.map { .textArray(CredentialAttributes.storedForms(ofHostAsSent: $0)) } ?? .null, PostgresValue(account), PostgresValue(position?.at), PostgresValue(position?.id), .int(limit + 1)]
                 ).rows
                 return try PageCursor.page(of: rows, limit: limit, Credential.init(row:))
             }
@@ -352,8 +353,14 @@ public struct CredentialStore: Sendable {
     /// (migrations/0008_submitted_credentials_apart.sql). The digests are compared as well as the
     /// texts because the keychain key holds those (migrations/0015): one index lookup. A row
     /// holding the host or port as an earlier release saved them is the same keychain key
-    /// (`CredentialAttributes.storedHosts`, `storedDefaultPort`).
-    static func find(tenantID: UUID, attributes: CredentialAttributes, owner: CredentialOwner, on connection: PostgresConnection) throws -> Credential? {
+    /// (`hosts`, from `CredentialAttributes.storedForms(ofHostAsSent:)`, and `storedDefaultPort`).
+    static func find(
+        tenantID: UUID,
+        attributes: CredentialAttributes,
+        hosts: [String],
+        owner: CredentialOwner,
+        on connection: PostgresConnection
+    ) throws -> Credential? {
         let ownerValues = owner.columnValues
         return try connection.query(
             """
@@ -366,13 +373,13 @@ public struct CredentialStore: Sendable {
               AND text_sha256(coalesce(c.realm, '')) = text_sha256(coalesce($9::text, ''))
               AND text_sha256(coalesce(c.path, '')) = text_sha256(coalesce($10::text, '')) AND text_sha256(c.account) = text_sha256($12)
               AND (c.submitted_by_client IS NULL) = ($13::text IS NULL)
-            -- A row saved folded before one saved as sent (`storedHosts`, `storedDefaultPort`).
+            -- A row saved folded before one saved as sent (`hosts`, `storedDefaultPort`).
             ORDER BY array_position($6::text[], c.host), c.port IS NOT DISTINCT FROM $14::int
             LIMIT 1
             FOR UPDATE
             """,
             [
-                .uuid(tenantID), ownerValues[0], ownerValues[1], ownerValues[2], .bool(attributes.isProxy), .textArray(attributes.storedHosts),
+                .uuid(tenantID), ownerValues[0], ownerValues[1], ownerValues[2], .bool(attributes.isProxy), .textArray(hosts),
                 PostgresValue(attributes.port), PostgresValue(attributes.protocolName), PostgresValue(attributes.realm),
                 PostgresValue(attributes.path), PostgresValue(attributes.authenticationMethod?.rawValue), .text(attributes.account),
                 ownerValues[3], PostgresValue(attributes.storedDefaultPort),
