@@ -24,7 +24,7 @@ struct DelegateAnswerTests {
             .json(200, FakeCountersign.answerJSON(disposition: "useCredential", credential: Self.password(), persistence: persistence))
         })
         try await FakeCountersign.run(script) { fake in
-            let direct = DirectDelegate(baseURL: fake.baseURL)
+            let direct = DirectDelegate(baseURL: fake.baseURL) { $0.persistenceLimit = nil }
             let probe = await direct.answer(Challenges.basic())
             let call = try #require(probe.all.only)
             #expect(call.disposition == .useCredential)
@@ -48,15 +48,16 @@ struct DelegateAnswerTests {
         #endif
     }
 
-    @Test("the persistence limit keeps credentials off the device's permanent store")
+    @Test("the persistence limit keeps credentials off the device's permanent store, by default")
     func persistenceLimit() async throws {
         let script = FakeCountersign.Script(challenge: { _ in
             .json(200, FakeCountersign.answerJSON(disposition: "useCredential", credential: Self.password(), persistence: "permanent"))
         })
         try await FakeCountersign.run(script) { fake in
-            let direct = DirectDelegate(baseURL: fake.baseURL) { $0.persistenceLimit = .forSession }
-            let probe = await direct.answer(Challenges.basic())
-            #expect(probe.all.only?.persistence == .forSession)
+            let byDefault = await DirectDelegate(baseURL: fake.baseURL).answer(Challenges.basic())
+            #expect(byDefault.all.only?.persistence == .forSession)
+            let keeping = DirectDelegate(baseURL: fake.baseURL) { $0.persistenceLimit = nil }
+            #expect(await keeping.answer(Challenges.basic()).all.only?.persistence == .permanent)
         }
     }
 

@@ -42,6 +42,20 @@ struct TaskLedgerTests {
         #expect(completion.reports == [PendingOutcome(decisionId: summary.decisionId, report: OutcomeReport(outcome: .rejected, upstreamStatus: 401))])
     }
 
+    /// A 400 (a request refused before its credential is looked at, such as a Digest `uri` that
+    /// differs from the request line) or a 5xx says nothing of the credential: reported
+    /// `accepted`, it reset the fleet's count of a credential that may be wrong.
+    @Test("a 400 or a 5xx from the origin judges nothing; other answers accept", arguments: [
+        (200, Outcome.accepted), (302, .accepted), (404, .accepted), (400, .cancelled), (500, .cancelled), (503, .cancelled),
+    ])
+    func statusesThatJudgeNothing(status: Int, outcome: Outcome) {
+        var ledger = TaskLedger()
+        let (summary, use) = Self.decision(Self.origin)
+        _ = ledger.record(summary, use: use, task: 1)
+        let completion = ledger.complete(task: 1, status: status, host: "api.example.com", port: 443)
+        #expect(completion.reports == [PendingOutcome(decisionId: summary.decisionId, report: OutcomeReport(outcome: outcome, upstreamStatus: status))])
+    }
+
     @Test("a retry after an answer without a credential names nobody")
     func retryAfterNoCredential() {
         var ledger = TaskLedger()

@@ -21,8 +21,12 @@ extension CountersignSessionDelegate {
         public var maxAttemptsPerTask: Int
         /// Report outcomes when tasks complete (accepted / rejected / cancelled).
         public var reportsOutcomes: Bool
-        /// The longest a released credential is kept on the device: `nil` keeps what the service
-        /// answered; `.forSession` keeps `permanent` answers out of the device's keychain.
+        /// The longest a released credential is kept on the device. `.forSession` by default:
+        /// Countersign keeps `permanent` and `synchronizable` credentials itself (for the
+        /// client id, for the tenant), where a block, a new secret or a deletion reaches them;
+        /// in the device's keychain (or iCloud Keychain) URLSession would send them without
+        /// asking, even when the service is out of reach and the fallback is
+        /// `performDefaultHandling`. `nil` keeps what the service answered.
         public var persistenceLimit: Persistence?
         /// Methods answered `performDefaultHandling` at once, without asking Countersign (for
         /// example `.serverTrust`, to leave TLS to the system).
@@ -39,7 +43,7 @@ extension CountersignSessionDelegate {
             challengeTimeout: Duration = .seconds(15),
             maxAttemptsPerTask: Int = 10,
             reportsOutcomes: Bool = true,
-            persistenceLimit: Persistence? = nil,
+            persistenceLimit: Persistence? = .forSession,
             ignoredMethods: Set<AuthenticationMethod> = [],
             onEvent: (@Sendable (Event) -> Void)? = nil
         ) {

@@ -32,8 +32,9 @@ public import FoundationNetworking
 ///   credential's user as the proposed credential, so the service counts the rejection as it
 ///   does for Apple's URLSession.
 /// - **Answers.** `useCredential` with a password becomes `URLCredential(user:password:persistence:)`
-///   (NTLM: `DOMAIN\user`), at the returned persistence (capped by
-///   ``Configuration/persistenceLimit``). On Apple platforms a client identity is imported from
+///   (NTLM: `DOMAIN\user`), at the returned persistence capped by
+///   ``Configuration/persistenceLimit`` (`forSession` unless the app asks for more: the service
+///   itself keeps what persists longer). On Apple platforms a client identity is imported from
 ///   the released PKCS#12 with its one-time passphrase, and a `useCredential` answer to a
 ///   server-trust challenge becomes `URLCredential(trust:)`. FoundationNetworking has neither
 ///   identities nor trust objects: there such answers get the fallback.

@@ -19,3 +19,15 @@ public struct Outcome: RawRepresentable, Hashable, Sendable, Codable, CustomStri
     /// service records a `rejected` report with upstream status 403 as this.
     public static let refused = Self(rawValue: "refused")
 }
+
+extension Outcome {
+    /// What a response that is no challenge says about the credential its request carried:
+    /// `accepted` (it got past authentication), except for a 400 (a server may refuse a request
+    /// before it looks at the credential: a Digest `uri` that differs from the request line,
+    /// RFC 7616 §3.4.6) and a 5xx (the server failed, whatever it made of the credential), which
+    /// judge nothing and are `cancelled`: reported `accepted`, they reset the fleet's count of a
+    /// credential that may be wrong.
+    public static func notChallenged(status: Int) -> Outcome {
+        status == 400 || (500...599).contains(status) ? .cancelled : .accepted
+    }
+}

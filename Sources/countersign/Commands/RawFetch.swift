@@ -52,7 +52,7 @@ struct RawFetch {
             let refusedAfterHeader = response.statusCode == 403 && released != nil
             guard response.statusCode == 401 || refusedAfterHeader else {
                 if let released {
-                    await report(.accepted, status: response.statusCode, for: released)
+                    await report(.notChallenged(status: response.statusCode), status: response.statusCode, for: released)
                 }
                 break
             }
