@@ -87,6 +87,15 @@ struct TrustEvaluatorTests {
         #expect(result.leafSubject == "CN=localhost,O=Countersign Tests")
     }
 
+    /// A CA certificate is no server's, as browsers and the CA/Browser Forum see it, though
+    /// OpenSSL's server purpose takes it.
+    @Test func aCALeafIsRefused() {
+        let result = evaluate(pki.caLeaf)
+        #expect(result.failure?.code == .badKeyUsage, "\(String(describing: result.failure))")
+        #expect(result.failure?.depth == 0)
+        #expect(evaluate(pki.server).failure == nil)
+    }
+
     @Test func selfSignedLeafIsUntrustedRoot() {
         let result = evaluate(pki.selfSigned)
         #expect(result.failure?.code == .untrustedRoot)

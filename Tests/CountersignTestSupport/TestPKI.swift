@@ -16,6 +16,7 @@ import Synchronization
 ///                           └─ clientAuthOnly   localhost; clientAuth only (no serverAuth)
 /// selfSigned                                    localhost; serverAuth; its own issuer
 /// otherRootCA ── otherRootServer                localhost, 127.0.0.1; serverAuth
+/// intermediateCA ── caLeaf                       localhost; serverAuth, but itself a CA (cA=TRUE)
 /// clientCAA ─┬─ clientA                         clientAuth, EC P-256
 ///            └─ expiredClient                   clientAuth, valid 2020-01-01 to 2021-01-01
 /// clientCAB ─── clientB                         clientAuth, RSA-2048
@@ -93,6 +94,7 @@ public struct TestPKI: Sendable {
     public let clientAuthOnly: Leaf
     public let selfSigned: Leaf
     public let otherRootServer: Leaf
+    public let caLeaf: Leaf
 
     public let clientA: Identity
     public let clientB: Identity
@@ -197,6 +199,9 @@ public struct TestPKI: Sendable {
             intermediates: [intermediateCA]
         )
         let selfSigned = try maker.leaf("self-signed", subject: "localhost", san: localhostSAN, usage: .server, issuer: nil, intermediates: [])
+        let caLeaf = try maker.leaf(
+            "ca-leaf", subject: "localhost", san: localhostSAN, usage: .server, issuer: intermediateCA, intermediates: [intermediateCA], isCA: true
+        )
         let otherRootServer = try maker.leaf(
             "other-root-server",
             subject: "localhost",
@@ -254,6 +259,7 @@ public struct TestPKI: Sendable {
             clientAuthOnly: clientAuthOnly,
             selfSigned: selfSigned,
             otherRootServer: otherRootServer,
+            caLeaf: caLeaf,
             clientA: clientA,
             clientB: clientB,
             expiredClient: expiredClient,
@@ -356,11 +362,12 @@ private struct Maker {
         issuer: TestPKI.Authority?,
         intermediates: [TestPKI.Authority],
         keyType: KeyType = .p256,
-        validity: Validity = .days(825)
+        validity: Validity = .days(825),
+        isCA: Bool = false
     ) throws -> TestPKI.Leaf {
         var extensions = [
-            "basicConstraints = critical,CA:FALSE",
-            keyType == .rsa2048 ? "keyUsage = critical,digitalSignature,keyEncipherment" : "keyUsage = critical,digitalSignature",
+            isCA ? "basicConstraints = critical,CA:TRUE" : "basicConstraints = critical,CA:FALSE",
+            (keyType == .rsa2048 ? "keyUsage = critical,digitalSignature,keyEncipherment" : "keyUsage = critical,digitalSignature") + (isCA ? ",keyCertSign" : ""),
             "extendedKeyUsage = \(usage == .server ? "serverAuth" : "clientAuth")",
             "subjectKeyIdentifier = hash",
         ]

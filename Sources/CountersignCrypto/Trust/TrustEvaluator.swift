@@ -12,7 +12,8 @@ import Foundation
 /// - every signature on that path, basic constraints (issuers must be CAs, path length),
 ///   name constraints, and critical extensions OpenSSL does not understand;
 /// - the TLS server purpose: extended key usage must allow `serverAuth` (or be absent), key
-///   usage must allow a TLS server's use of its key, issuers must be allowed to sign certificates;
+///   usage must allow a TLS server's use of its key, issuers must be allowed to sign certificates,
+///   and the leaf must not be a CA certificate unless it is its own anchor;
 /// - validity periods of every certificate at the request's time, unless `allowExpired`;
 /// - the host: for a DNS name, the leaf's DNS subject alternative names only (never the
 ///   subject common name, as browsers and Apple's clients), case-insensitively, with a
@@ -106,7 +107,17 @@ public enum TrustEvaluator {
             let result = X509_verify_cert(context.pointer)
             let built = builtPathToAnchor(context)
             let evaluation: TrustEvaluation
-            if result == 1 {
+            if result == 1, leaf.isCA, built.count > 1 {
+                // OpenSSL's server purpose lets a CA certificate serve; browsers (mozilla::pkix:
+                // CA_CERT_USED_AS_END_ENTITY) and the CA/Browser Forum's rules do not. An answer
+                // replaces the client's own evaluation, so it must not be the laxer one. A
+                // self-signed certificate trusted as its own anchor is exempt: it is no issued leaf.
+                evaluation = failed(
+                    TrustFailure(.badKeyUsage, detail: "the server's certificate is a CA certificate (basic constraints cA=TRUE)", depth: 0),
+                    leaf: leaf,
+                    chain: built
+                )
+            } else if result == 1 {
                 evaluation = checkPins(request.pins, chain: built, leaf: leaf, time: time)
             } else {
                 evaluation = failed(failure(of: context, result: result), leaf: leaf, chain: built)

@@ -28,7 +28,8 @@ public struct TrustFailure: Error, Hashable, Sendable, CustomStringConvertible {
         /// The chain is otherwise trusted, but no certificate of it matches a configured pin.
         public static let pinMismatch = Code("pin_mismatch")
         /// The leaf may not authenticate a TLS server (extended key usage, key usage, Netscape
-        /// cert type), or an issuer may not sign certificates.
+        /// cert type, or it is a CA certificate issued by another), or an issuer may not sign
+        /// certificates.
         public static let badKeyUsage = Code("bad_key_usage")
         /// A presented certificate could not be parsed, or none was presented.
         public static let malformedCertificate = Code("malformed_certificate")
