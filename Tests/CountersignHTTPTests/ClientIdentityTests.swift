@@ -422,6 +422,28 @@ import Testing
         }
     }
 
+    /// A refused client-certificate handshake comes back as the challenge with
+    /// `previousFailureCount > 0` and no user (an identity credential has none): it counts the
+    /// rejection of the identity last released there, once (found by review: never counted).
+    @Test func aRetryCountsTheRejectionOfTheIdentityReleased() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let a = try await api.identity(tenant, pki.clientA)
+            try await api.policy(tenant, rules: TLSRules.clientCertificate(then: #""maxFailures": 2, "persistence": "none""#))
+            let session = try await api.session(tenant)
+            let first = try await api.certificateChallenge(tenant, session: session, names: nil)
+            let released = try #require(first.string("decisionId"), "\(first)")
+            let retry = try await api.certificateChallenge(tenant, session: session, names: nil, previousFailureCount: 1)
+            #expect(retry.string("countedRejection") == released, "\(retry)")
+            #expect(retry.json["remainingAttempts"] as? Int == 1, "\(retry)")
+            let blocked = try await api.certificateChallenge(tenant, session: session, names: nil, previousFailureCount: 2)
+            #expect(blocked.string("countedRejection") == retry.string("decisionId"), "\(blocked)")
+            #expect(blocked.string("disposition") == "cancelAuthenticationChallenge" && blocked.credential == nil, "\(blocked)")
+            let counters = try await api.call(.get, "/v1/counters?credentialId=\(a)", key: tenant.adminKey)
+            #expect((counters.json["counters"] as? [[String: Any]])?.first?["failures"] as? Int == 2, "\(counters)")
+        }
+    }
+
     @Test func releasedIdentitiesNeverPrintTheirSecrets() throws {
         let released = ReleasedIdentity(
             identityId: UUID(), subject: "CN=x", issuer: "CN=ca", sha256Fingerprint: String(repeating: "a", count: 64), notAfter: Date(),

@@ -179,10 +179,18 @@ public struct DecisionService: Sendable {
     /// NTLM and Negotiate are answered once per session and handshaken on every new connection,
     /// so their failure comes back on whichever task opened the connection: it rejects a release
     /// of the space to any task of the session that has no outcome yet, the task's own first.
+    /// A client certificate's retry names no user (an identity credential has none): it rejects
+    /// the identity last released there.
     private func countRetry(_ challenge: Challenge, space: ProtectionSpace, session: Session, asker: Asker) async throws -> UUID? {
-        guard challenge.failureCount > 0, let user = challenge.proposedCredential?.user, !user.isEmpty else { return nil }
+        guard challenge.failureCount > 0 else { return nil }
+        let named: DecisionStore.RetryUser
+        if space.method == .clientCertificate {
+            named = .anyone
+        } else {
+            guard let user = challenge.proposedCredential?.user, !user.isEmpty else { return nil }
+            named = space.method.namesWindowsAccounts ? .windowsAccount(user) : .exact(user)
+        }
         try await checkAnswering(asker)
-        let named: DecisionStore.RetryUser = space.method.namesWindowsAccounts ? .windowsAccount(user) : .exact(user)
         let earlier = try await decisions.lastRelease(
             sessionID: session.id,
             taskID: challenge.taskId,

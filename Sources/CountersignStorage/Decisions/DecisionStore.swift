@@ -259,20 +259,28 @@ public struct DecisionStore: Sendable {
         /// domain it gives, if any, must be the released credential's, when that has one (NetBIOS
         /// and DNS forms alike: their first labels compare).
         case windowsAccount(String)
+        /// Whoever was released: a client certificate's retry names no user (Apple's identity
+        /// credentials have none), and the space's release is the identity it rejects.
+        case anyone
 
         /// Whether the retry names `releasedUser`, released from a credential of `domain`.
-        func names(_ releasedUser: String, ofDomain domain: String?) -> Bool {
-            switch self {
-            case .exact(let name):
+        func names(_ releasedUser: String?, ofDomain domain: String?) -> Bool {
+            switch (self, releasedUser) {
+            case (.anyone, _):
+                true
+            case (_, nil):
+                false
+            case (.exact(let name), .some(let releasedUser)):
                 name == releasedUser
-            case .windowsAccount(let name):
+            case (.windowsAccount(let name), .some(let releasedUser)):
                 name == releasedUser || WindowsAccountName(name).names(WindowsAccountName(releasedUser, domain: domain))
             }
         }
     }
 
     /// The release for a protection space a retry naming `user` rejects: the latest decision of
-    /// the session's task that released a credential there, if it released `user`, whatever its
+    /// the session's task that released a credential there, if it released `user` (`anyone`: an
+    /// identity, released to no user), whatever its
     /// outcome (a retry of a release already judged counts nothing more). With `ofAnyTask` (NTLM
     /// and Negotiate, whose failed handshake comes back on whichever task opened the connection)
     /// and no such release of the task's own, the latest release to another task of the session
@@ -286,7 +294,8 @@ public struct DecisionStore: Sendable {
         let released = "d.session_id = $1 AND d.space_key = $2 AND d.disposition = 'useCredential'"
         let select = "SELECT \(Self.columns), d.released_user, c.domain AS credential_domain FROM decisions d LEFT JOIN credentials c ON c.id = d.credential_id"
         @Sendable func named(_ row: PostgresRow?) throws -> DecisionEntry? {
-            guard let row, let releasedUser: String = try row.decode("released_user") else { return nil }
+            guard let row else { return nil }
+            let releasedUser: String? = try row.decode("released_user")
             let domain: String? = try row.decode("credential_domain")
             return user.names(releasedUser, ofDomain: domain) ? try Self.entry(from: row) : nil
         }

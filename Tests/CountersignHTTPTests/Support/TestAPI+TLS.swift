@@ -69,13 +69,14 @@ extension TestAPI {
         port: Int = 443,
         names: [[UInt8]]?,
         taskId: String = "task-1",
+        previousFailureCount: Int = 0,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> Reply {
         var space: [String: any Sendable] = [
             "host": host, "port": port, "protocol": "https", "authenticationMethod": "NSURLAuthenticationMethodClientCertificate",
         ]
         if let names { space["distinguishedNames"] = names.map { Data($0).base64EncodedString() } }
-        let body = try JSONSerialization.data(withJSONObject: ["taskId": taskId, "protectionSpace": space])
+        let body = try JSONSerialization.data(withJSONObject: ["taskId": taskId, "protectionSpace": space, "previousFailureCount": previousFailureCount])
         return try await call(
             .post, "/v1/sessions/\(session)/challenges", key: tenant.clientKey, json: String(decoding: body, as: UTF8.self),
             sourceLocation: sourceLocation
