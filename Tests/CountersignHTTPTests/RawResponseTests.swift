@@ -1,3 +1,4 @@
+import CountersignCrypto
 import CountersignPostgres
 import Foundation
 import Testing
@@ -129,6 +130,33 @@ struct RawResponseTests {
             #expect(second["nc"] == "00000002")
             #expect(second["cnonce"] != header["cnonce"])
             #expect(second["response"] == second.expectedResponse(password: "Circle of Life", method: "GET"))
+        }
+    }
+
+    /// A `-sess` algorithm's A1 is computed once per nonce, from the first cnonce (RFC 7616
+    /// §3.4.2): a server that keeps that session key checks every later header against it, so
+    /// each header of the nonce carries the first cnonce, on any task.
+    @Test func sessAlgorithmsKeepTheNoncesFirstCnonce() async throws {
+        try await TestService.run { api in
+            let tenant = try await releasing(api, host: "www.example.org")
+            _ = try await api.credential(tenant, host: "www.example.org", account: "Mufasa", password: "Circle of Life")
+            let session = try await api.session(tenant)
+            let challenge = [["WWW-Authenticate", #"Digest realm="sess@example.org", qop="auth", algorithm=SHA-256-sess, nonce="sess-nonce-1""#]]
+            var headers: [DigestHeader] = []
+            for task in ["task-1", "task-2", "task-3"] {
+                let reply = try await api.response(tenant, session: session, taskId: task, headers: challenge, url: Self.rfcURL)
+                headers.append(try DigestHeader(try #require(reply.authorizationValue, "\(reply)")))
+            }
+            #expect(headers.map { $0["nc"] } == ["00000001", "00000002", "00000003"])
+            let sessionKey = headers[0]["cnonce"]
+            #expect(sessionKey?.count == 32 && headers.allSatisfy { $0["cnonce"] == sessionKey }, "\(headers.map { $0["cnonce"] })")
+            // The response a server computes from its kept A1 (SHA-256 of H(user:realm:password):nonce:first cnonce).
+            func h(_ text: String) -> String { Digest.hash(.sha256, Array(text.utf8)).hexString }
+            let a1 = h("\(h("Mufasa:sess@example.org:Circle of Life")):sess-nonce-1:\(sessionKey ?? "")")
+            for header in headers {
+                let expected = h("\(a1):sess-nonce-1:\(header["nc"] ?? ""):\(sessionKey ?? ""):auth:\(h("GET:/dir/index.html"))")
+                #expect(header["response"] == expected)
+            }
         }
     }
 

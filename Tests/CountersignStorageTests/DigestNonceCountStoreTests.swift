@@ -39,16 +39,29 @@ struct DigestNonceCountStoreTests {
 
     @Test func countsFromOnePerCredentialAndNonce() async throws {
         try await Self.withInstances { store, _, _, tenant, credentials async throws in
-            #expect(try await store.next(tenantID: tenant, credentialID: credentials[0], nonce: "abc") == 1)
-            #expect(try await store.next(tenantID: tenant, credentialID: credentials[0], nonce: "abc") == 2)
-            #expect(try await store.next(tenantID: tenant, credentialID: credentials[0], nonce: "abd") == 1)
-            #expect(try await store.next(tenantID: tenant, credentialID: credentials[1], nonce: "abc") == 1)
+            #expect(try await store.next(tenantID: tenant, credentialID: credentials[0], nonce: "abc", cnonce: "c")?.count == 1)
+            #expect(try await store.next(tenantID: tenant, credentialID: credentials[0], nonce: "abc", cnonce: "c")?.count == 2)
+            #expect(try await store.next(tenantID: tenant, credentialID: credentials[0], nonce: "abd", cnonce: "c")?.count == 1)
+            #expect(try await store.next(tenantID: tenant, credentialID: credentials[1], nonce: "abc", cnonce: "c")?.count == 1)
             // A nonce far longer than an index entry may be is keyed by its hash.
             let long = String(repeating: "n", count: 16 * 1024)
-            #expect(try await store.next(tenantID: tenant, credentialID: credentials[0], nonce: long) == 1)
-            #expect(try await store.next(tenantID: tenant, credentialID: credentials[0], nonce: long) == 2)
+            #expect(try await store.next(tenantID: tenant, credentialID: credentials[0], nonce: long, cnonce: "c")?.count == 1)
+            #expect(try await store.next(tenantID: tenant, credentialID: credentials[0], nonce: long, cnonce: "c")?.count == 2)
             // Another tenant's view of the credential gets nothing.
-            #expect(try await store.next(tenantID: UUID(), credentialID: credentials[0], nonce: "abc") == nil)
+            #expect(try await store.next(tenantID: UUID(), credentialID: credentials[0], nonce: "abc", cnonce: "c")?.count == nil)
+        }
+    }
+
+    /// A `-sess` algorithm hashes the nonce's first cnonce into every header's A1: later callers
+    /// get the one the first offered, on either instance.
+    @Test func theFirstCnonceOfANonceIsKept() async throws {
+        try await Self.withInstances { first, second, _, tenant, credentials async throws in
+            let opening = try await first.next(tenantID: tenant, credentialID: credentials[0], nonce: "sess", cnonce: "c1")
+            #expect(opening == DigestNonceCountStore.Use(count: 1, firstCnonce: "c1"))
+            let later = try await second.next(tenantID: tenant, credentialID: credentials[0], nonce: "sess", cnonce: "c2")
+            #expect(later == DigestNonceCountStore.Use(count: 2, firstCnonce: "c1"))
+            let otherNonce = try await second.next(tenantID: tenant, credentialID: credentials[0], nonce: "other", cnonce: "c3")
+            #expect(otherNonce?.firstCnonce == "c3")
         }
     }
 
@@ -58,7 +71,7 @@ struct DigestNonceCountStoreTests {
             let counts = try await withThrowingTaskGroup(of: UInt32?.self) { group in
                 for index in 0..<(2 * perInstance) {
                     let store = index.isMultiple(of: 2) ? first : second
-                    group.addTask { try await store.next(tenantID: tenant, credentialID: credentials[0], nonce: "shared-nonce") }
+                    group.addTask { try await store.next(tenantID: tenant, credentialID: credentials[0], nonce: "shared-nonce", cnonce: "c")?.count }
                 }
                 var counts: [UInt32] = []
                 for try await count in group { counts.append(try #require(count)) }
@@ -70,20 +83,20 @@ struct DigestNonceCountStoreTests {
 
     @Test func deletedCredentialsAndOldNoncesGo() async throws {
         try await Self.withInstances { store, _, pool, tenant, credentials async throws in
-            #expect(try await store.next(tenantID: tenant, credentialID: credentials[0], nonce: "old") == 1)
-            #expect(try await store.next(tenantID: tenant, credentialID: credentials[1], nonce: "fresh") == 1)
+            #expect(try await store.next(tenantID: tenant, credentialID: credentials[0], nonce: "old", cnonce: "c")?.count == 1)
+            #expect(try await store.next(tenantID: tenant, credentialID: credentials[1], nonce: "fresh", cnonce: "c")?.count == 1)
             _ = try await pool.withConnection { connection in
                 try connection.execute("UPDATE digest_nonce_counts SET updated_at = now() - interval '2 days' WHERE credential_id = $1", [.uuid(credentials[0])])
             }
             #expect(try await store.purge(unusedFor: 86_400) == 1)
-            #expect(try await store.next(tenantID: tenant, credentialID: credentials[0], nonce: "old") == 1)
-            #expect(try await store.next(tenantID: tenant, credentialID: credentials[1], nonce: "fresh") == 2)
+            #expect(try await store.next(tenantID: tenant, credentialID: credentials[0], nonce: "old", cnonce: "c")?.count == 1)
+            #expect(try await store.next(tenantID: tenant, credentialID: credentials[1], nonce: "fresh", cnonce: "c")?.count == 2)
 
             _ = try await pool.withConnection { connection in
                 try connection.execute("DELETE FROM credentials WHERE id = $1", [.uuid(credentials[1])])
             }
             // A deleted credential gets no count; its rows are never read again and go with the sweep.
-            #expect(try await store.next(tenantID: tenant, credentialID: credentials[1], nonce: "fresh") == nil)
+            #expect(try await store.next(tenantID: tenant, credentialID: credentials[1], nonce: "fresh", cnonce: "c")?.count == nil)
             _ = try await pool.withConnection { connection in
                 try connection.execute("UPDATE digest_nonce_counts SET updated_at = now() - interval '2 days' WHERE credential_id = $1", [.uuid(credentials[1])])
             }

@@ -316,7 +316,8 @@ public struct RawResponseService: Sendable {
         }
     }
 
-    /// The Digest header, with the next central nonce count and a fresh cnonce.
+    /// The Digest header, with the next central nonce count and a fresh cnonce; for a `-sess`
+    /// algorithm the nonce's first cnonce, which its A1 is computed from (RFC 7616 §3.4.2).
     private func digestHeader(
         _ challenge: DigestChallenge,
         credentialID: UUID,
@@ -328,11 +329,12 @@ public struct RawResponseService: Sendable {
         var cnonce = "-"
         // RFC 2069 mode (no qop) sends neither nc nor cnonce, so it takes no count.
         if !challenge.qopOptions.isEmpty {
-            guard let next = try await nonceCounts.next(tenantID: tenantID, credentialID: credentialID, nonce: challenge.nonce) else {
+            let fresh = try SecureRandom.bytes(16).hexString
+            guard let use = try await nonceCounts.next(tenantID: tenantID, credentialID: credentialID, nonce: challenge.nonce, cnonce: fresh) else {
                 throw CountersignError(.serviceBusy, "the credential was deleted while the answer was being built; retry")
             }
-            nonceCount = next
-            cnonce = try SecureRandom.bytes(16).hexString
+            nonceCount = use.count
+            cnonce = challenge.algorithm.isSession ? use.firstCnonce : fresh
         }
         return try responder.authorization(
             for: challenge,

@@ -13,27 +13,42 @@ public struct DigestNonceCountStore: Sendable {
         self.pool = pool
     }
 
-    /// The next count for `nonce` with `credentialID`: 1 the first time, then 2, 3...; taken
-    /// with one atomic upsert, so concurrent callers each get their own. `nil` when the
-    /// credential no longer exists.
-    public func next(tenantID: UUID, credentialID: UUID, nonce: String) async throws -> UInt32? {
-        let key = Digest.hash(.sha256, Array(nonce.utf8))
-        let count: Int64? = try await pool.withConnection { connection in
-            try connection.query(
-                """
-                INSERT INTO digest_nonce_counts AS n (tenant_id, credential_id, nonce_sha256, count)
-                SELECT $1, $2, $3, 1 WHERE EXISTS (SELECT 1 FROM credentials WHERE id = $2 AND tenant_id = $1)
-                ON CONFLICT (tenant_id, credential_id, nonce_sha256) DO UPDATE SET count = n.count + 1, updated_at = now()
-                RETURNING n.count
-                """,
-                [.uuid(tenantID), .uuid(credentialID), .bytea(key)]
-            ).rows.first?.decode("count")
+    /// A nonce's next count, and the client nonce the credential first answered it with.
+    public struct Use: Sendable, Equatable {
+        public var count: UInt32
+        /// What a `-sess` algorithm hashes into A1 for every header of the nonce (RFC 7616
+        /// §3.4.2): the `cnonce` offered with the nonce's first count.
+        public var firstCnonce: String
+
+        public init(count: UInt32, firstCnonce: String) {
+            self.count = count
+            self.firstCnonce = firstCnonce
         }
-        guard let count else { return nil }
-        guard count <= Int64(UInt32.max) else {
+    }
+
+    /// The next count for `nonce` with `credentialID`: 1 the first time, then 2, 3...; taken
+    /// with one atomic upsert, so concurrent callers each get their own. `cnonce` is kept as the
+    /// nonce's first when it has none yet. `nil` when the credential no longer exists.
+    public func next(tenantID: UUID, credentialID: UUID, nonce: String, cnonce: String) async throws -> Use? {
+        let key = Digest.hash(.sha256, Array(nonce.utf8))
+        let row = try await pool.withConnection { connection -> (count: Int64, firstCnonce: String)? in
+            guard let row = try connection.query(
+                """
+                INSERT INTO digest_nonce_counts AS n (tenant_id, credential_id, nonce_sha256, count, first_cnonce)
+                SELECT $1, $2, $3, 1, $4 WHERE EXISTS (SELECT 1 FROM credentials WHERE id = $2 AND tenant_id = $1)
+                ON CONFLICT (tenant_id, credential_id, nonce_sha256)
+                    DO UPDATE SET count = n.count + 1, first_cnonce = coalesce(n.first_cnonce, excluded.first_cnonce), updated_at = now()
+                RETURNING n.count, n.first_cnonce
+                """,
+                [.uuid(tenantID), .uuid(credentialID), .bytea(key), .text(cnonce)]
+            ).rows.first else { return nil }
+            return (try row.decode("count"), try row.decode("first_cnonce"))
+        }
+        guard let row else { return nil }
+        guard row.count <= Int64(UInt32.max) else {
             throw CountersignError(.serviceBusy, "this Digest nonce has been used too often; the server must issue a new one")
         }
-        return UInt32(count)
+        return Use(count: UInt32(row.count), firstCnonce: row.firstCnonce)
     }
 
     /// Deletes the counts of nonces not used for `seconds`; returns how many.
