@@ -38,6 +38,22 @@ struct FetchCommandTests {
         #expect(output.contains("--timeout must be between 1 and 86400 seconds"), "\(output)")
     }
 
+    /// `--timeout` bounds the whole fetch: URLSession's own timeout only bounds the wait between
+    /// two bytes, which a server trickling its answer never reaches (found by review).
+    @Test("--timeout ends a fetch whose answer trickles", arguments: [[], ["--raw"]])
+    func timeoutEndsATricklingFetch(options: [String]) async throws {
+        try await BasicAuthServer.run(user: "u", password: "p") { server in
+            let start = ContinuousClock.now
+            let (status, output) = try await Self.run(
+                ["fetch", "http://127.0.0.1:\(server.port)/slow", "--service", "http://127.0.0.1:1", "--key", "csk_abcdefghjkmn_x", "--timeout", "2"] + options,
+                environment: [:]
+            )
+            #expect(status == 1, "\(output)")
+            #expect(output.contains("no answer within"), "\(output)")
+            #expect(ContinuousClock.now - start < .seconds(15), "\(output)")
+        }
+    }
+
     @Test("a password written into the URL is never printed", arguments: [[], ["--raw"]])
     func passwordInURL(options: [String]) async throws {
         let (status, output) = try await Self.run(

@@ -103,14 +103,15 @@ struct FetchCommand: AsyncParsableCommand {
         // delegate on every platform, which is where outcomes are reported.
         let task = session.dataTask(with: request)
         let summary = await completions.wait(for: task.taskIdentifier, timeout: .seconds(timeout)) { task.resume() }
-        delegate.finishTasksAndInvalidate(session)
-        await delegate.waitUntilIdle()
-
         guard let summary else {
-            task.cancel()
+            // Cancelled first: a URLSession finishing its tasks would wait for this one.
+            delegate.invalidateAndCancel(session)
+            await delegate.waitUntilIdle()
             print("no answer within \(timeout) s")
             throw ExitCode.failure
         }
+        delegate.finishTasksAndInvalidate(session)
+        await delegate.waitUntilIdle()
         if let status = summary.status {
             print("status: \(status)")
         } else {

@@ -30,6 +30,8 @@ struct RawFetch {
         let taskId = "fetch-" + UUID().uuidString.prefix(8).lowercased()
         var session: CountersignSession?
         var released: ResponseAnswer?
+        /// A header applied to the request and not sent yet.
+        var unsent: ResponseAnswer?
         var status: Int?
 
         print("\(method) \(FetchCommand.shown(target))")
@@ -40,11 +42,14 @@ struct RawFetch {
                 break
             }
             request.timeoutInterval = max(1, Double(remaining.components.seconds))
+            unsent = nil
             let response: HTTPURLResponse
             do {
-                response = try await Self.send(request, on: upstream)
+                response = try await Self.send(request, on: upstream, until: deadline)
             } catch {
-                print("no response: \(error.localizedDescription)")
+                print(ContinuousClock.now >= deadline ? "no answer within \(timeout)" : "no response: \(error.localizedDescription)")
+                // The header went out and got no verdict.
+                if let released { await report(.cancelled, status: nil, for: released) }
                 break
             }
             status = response.statusCode
@@ -78,12 +83,15 @@ struct RawFetch {
                 print("sending \(header)")
                 header.apply(to: &request)
                 released = answer
+                unsent = answer
             } catch {
                 print("countersign: \(error)")
                 break
             }
         }
 
+        // Out of rounds or time with a header never sent: its release was never judged.
+        if let unsent { await report(.cancelled, status: nil, for: unsent) }
         if let session {
             do {
                 let ended = try await client.invalidateSession(session.id, mode: .finishTasks)
@@ -95,10 +103,11 @@ struct RawFetch {
         return status
     }
 
-    private func report(_ outcome: Outcome, status: Int, for answer: ResponseAnswer) async {
+    private func report(_ outcome: Outcome, status: Int?, for answer: ResponseAnswer) async {
         do {
             let reported = try await client.reportOutcome(OutcomeReport(outcome: outcome, upstreamStatus: status), for: answer.decisionId)
-            print("outcome \(answer.decisionId.uuidString.lowercased()) \(reported.decision.outcome?.rawValue ?? outcome.rawValue) (\(status))")
+            let shownStatus = status.map { " (\($0))" } ?? ""
+            print("outcome \(answer.decisionId.uuidString.lowercased()) \(reported.decision.outcome?.rawValue ?? outcome.rawValue)\(shownStatus)")
         } catch {
             print("outcome \(answer.decisionId.uuidString.lowercased()) \(outcome) not reported: \(error)")
         }
@@ -124,20 +133,37 @@ struct RawFetch {
         return configuration
     }
 
-    /// Sends `request` and returns the HTTP response, a 401 included.
-    static func send(_ request: URLRequest, on session: URLSession) async throws -> HTTPURLResponse {
-        try await withCheckedThrowingContinuation { continuation in
-            let started = Mutex<URLSessionTask?>(nil)
-            let task = session.dataTask(with: request) { _, response, error in
+    /// Sends `request` and returns the HTTP response, a 401 included, cancelling it at
+    /// `deadline`: `timeoutInterval` only bounds the wait between two bytes, and a server that
+    /// trickles its answer would hold the fetch past `--timeout`.
+    static func send(_ request: URLRequest, on session: URLSession, until deadline: ContinuousClock.Instant) async throws -> HTTPURLResponse {
+        let task = StartedTask()
+        let watchdog = Task {
+            try await Task.sleep(until: deadline)
+            task.current?.cancel()
+        }
+        defer { watchdog.cancel() }
+        return try await withCheckedThrowingContinuation { continuation in
+            let dataTask = session.dataTask(with: request) { _, response, error in
                 // A 401 whose challenge was cancelled (Linux) ends with an error; its response stays on the task.
-                if let http = (response ?? started.withLock { $0?.response }) as? HTTPURLResponse {
+                if let http = (response ?? task.current?.response) as? HTTPURLResponse {
                     continuation.resume(returning: http)
                 } else {
                     continuation.resume(throwing: error ?? URLError(.badServerResponse))
                 }
             }
-            started.withLock { $0 = task }
-            task.resume()
+            task.current = dataTask
+            dataTask.resume()
+        }
+    }
+
+    /// The data task under way, for its completion handler and the deadline's watchdog.
+    private final class StartedTask: Sendable {
+        private let task = Mutex<URLSessionTask?>(nil)
+
+        var current: URLSessionTask? {
+            get { task.withLock { $0 } }
+            set { task.withLock { $0 = newValue } }
         }
     }
 }

@@ -6,7 +6,8 @@ import NIOCore
 import Synchronization
 
 /// An upstream HTTP server that demands Basic authentication, as the servers fleet apps talk to:
-/// `GET /private` answers 200 to `user:password`, else 401 with `WWW-Authenticate`.
+/// `GET /private` answers 200 to `user:password`, else 401 with `WWW-Authenticate`; `GET /slow`
+/// answers 200 at once and then trickles its body, a byte every half second for half a minute.
 struct BasicAuthServer: Sendable {
     static let realm = "Fleet"
     let port: Int
@@ -38,6 +39,19 @@ struct BasicAuthServer: Sendable {
             )
         }
         router.get("/open") { _, _ in "open" }
+        router.get("/slow") { _, _ -> Response in
+            Response(
+                status: .ok,
+                headers: [.contentType: "text/plain"],
+                body: ResponseBody { writer in
+                    for _ in 0..<60 {
+                        try await writer.write(ByteBuffer(string: "."))
+                        try await Task.sleep(for: .milliseconds(500))
+                    }
+                    try await writer.finish(nil)
+                }
+            )
+        }
         let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         return try await app.test(.live) { client in
             guard let port = client.port else { throw CocoaError(.featureUnsupported) }
