@@ -326,6 +326,10 @@ struct RawResponseTests {
             )
             #expect(elsewhere.string("countedRejection") == refused.string("decisionId"), "\(elsewhere)")
             #expect(elsewhere.string("reasonCode") == "authorization")
+
+            // A task's first response renews no header: stale or not, it is an authorization.
+            let opening = try await api.response(tenant, session: session, taskId: "task-fresh", headers: digest("n5", stale: true))
+            #expect(opening.string("reasonCode") == "authorization", "\(opening)")
         }
     }
 

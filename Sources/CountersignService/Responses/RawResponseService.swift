@@ -141,9 +141,11 @@ public struct RawResponseService: Sendable {
         if let continued, decision.released == nil {
             try? await store.abandonContinuation(of: continued)
         }
-        // `stale=true` in another realm or scheme than the earlier release's is no nonce renewal:
-        // that release was counted as rejected, and the answer must not say otherwise.
-        let reasonCode = planned.reasonCode == .staleNonce && countedRejection != nil ? .authorization : planned.reasonCode
+        // `stale=true` renews the nonce of a header issued for the task: in another realm or scheme
+        // than the earlier release's it is none (that release was counted as rejected), and on the
+        // task's first response there was no header to renew.
+        let renewsNonce = earlier != nil && countedRejection == nil
+        let reasonCode = planned.reasonCode == .staleNonce && !renewsNonce ? .authorization : planned.reasonCode
         return ResponseAnswer(
             decisionId: decision.id,
             disposition: planned.plan.disposition,
