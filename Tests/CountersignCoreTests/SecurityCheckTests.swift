@@ -118,6 +118,8 @@ struct SecurityCheckEngineTests {
         #expect(SecurityCheckState.challenged(state, at: t0 + 120, limits: limits) == state)
         let late = SecurityCheckState.failed(state, at: t0 + 130, limits: limits)
         #expect(late.expiresAt == state.expiresAt && late.totalFailures == 4)
+        // A success reported late, for an answer given before the block, does not lift it.
+        #expect(SecurityCheckState.succeeded(state, at: t0 + 140, limits: limits) == state)
         #expect(state.name(at: t0 + 161) == .expired)
         let fresh = SecurityCheckState.challenged(state, at: t0 + 200, limits: limits)
         #expect(fresh.attempts == 0 && fresh.name(at: t0 + 200) == .attempting)

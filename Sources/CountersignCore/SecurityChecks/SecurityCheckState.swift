@@ -93,9 +93,13 @@ public struct SecurityCheckState: Hashable, Sendable {
         return state
     }
 
-    /// The server accepted an answer: success, for `successStateExpirationSec`.
+    /// The server accepted an answer: success, for `successStateExpirationSec`. Not while the
+    /// client is blocked: no answer is given then, so the one accepted came before the block,
+    /// and as in MobileFirst's `CredentialsValidationSecurityCheck` a block lasts its
+    /// `blockedStateExpirationSec` whatever a late report says.
     public static func succeeded(_ current: Self?, at now: Date, limits: SecurityCheckLimits) -> Self {
         var state = current ?? Self(stored: .expired, attempts: 0, expiresAt: now, totalFailures: 0, blocks: 0)
+        if state.isBlocked(at: now) { return state }
         state.stored = .success
         state.attempts = 0
         state.expiresAt = now.addingTimeInterval(Double(limits.successStateExpirationSec))
