@@ -158,7 +158,7 @@ import Testing
             domain: nil, label: nil, owner: .tenant(submittedBy: nil), secretVersion: 1, createdAt: Self.now, updatedAt: Self.now
         )
         let plan = DecisionEngine.decide(
-            Self.inputs(.clientCertificate, rules: [Self.rule(RuleAction(disposition: .useCredential))], credentials: [short, expired, password, future, long])
+            Self.inputs(.clientCertificate, rules: [Self.rule(RuleAction(disposition: .useCredential), methods: [.clientCertificate])], credentials: [short, expired, password, future, long])
         )
         guard case .identitySelection(let candidates, let explicit, _) = plan.pending else {
             Issue.record("expected a pending identity selection, got \(plan)")
@@ -171,7 +171,7 @@ import Testing
     @Test func onlyExpiredIdentitiesMeanTheFailureDisposition() {
         let expired = Self.identity(subject: "CN=expired", notBefore: Self.now - 864_000, notAfter: Self.now - 1)
         let action = RuleAction(disposition: .useCredential, failureDisposition: .rejectProtectionSpace)
-        let plan = DecisionEngine.decide(Self.inputs(.clientCertificate, rules: [Self.rule(action)], credentials: [expired]))
+        let plan = DecisionEngine.decide(Self.inputs(.clientCertificate, rules: [Self.rule(action, methods: [.clientCertificate])], credentials: [expired]))
         #expect(plan.disposition == .rejectProtectionSpace)
         #expect(plan.pending == nil)
         #expect(plan.credential == nil)
@@ -182,11 +182,28 @@ import Testing
         #expect(explicit.reason.contains("expired"))
     }
 
+    /// A rule that names no identity and does not list client certificates among its methods (one
+    /// written for passwords, matching every method) releases no private key: only the identity
+    /// it names, if any (found by review).
+    @Test func aRuleThatDoesNotListClientCertificatesReleasesOnlyTheIdentityItNames() throws {
+        let only = Self.identity(subject: "CN=only")
+        let generic = DecisionEngine.decide(Self.inputs(.clientCertificate, rules: [Self.rule(RuleAction(disposition: .useCredential))], credentials: [only]))
+        #expect(generic.disposition == .cancelAuthenticationChallenge && generic.credential == nil, "\(generic.reason)")
+        #expect(generic.reason.contains("does not list client certificates"), "\(generic.reason)")
+        let named = RuleAction(disposition: .useCredential, identityId: only.id.uuidString.lowercased())
+        let plan = DecisionEngine.decide(Self.inputs(.clientCertificate, rules: [Self.rule(named)], credentials: [only]))
+        guard case .identitySelection(let candidates, let explicit, _) = plan.pending else {
+            Issue.record("expected a pending identity selection, got \(plan)")
+            return
+        }
+        #expect(candidates.map(\.id) == [only.id] && explicit)
+    }
+
     @Test func resolveReleasesTheFirstFittingUnblockedIdentityWithTheRulesPersistence() throws {
         let first = Self.identity(subject: "CN=first")
         let second = Self.identity(subject: "CN=second")
         let action = RuleAction(disposition: .useCredential, persistence: Persistence.none, maxFailures: 2)
-        let inputs = Self.inputs(.clientCertificate, rules: [Self.rule(action)], credentials: [first, second], blocked: [first.id: Self.now + 60])
+        let inputs = Self.inputs(.clientCertificate, rules: [Self.rule(action, methods: [.clientCertificate])], credentials: [first, second], blocked: [first.id: Self.now + 60])
         let plan = DecisionEngine.resolve(DecisionEngine.decide(inputs), identities: [first, second], inputs: inputs)
         #expect(plan.disposition == .useCredential)
         #expect(plan.credential?.id == second.id)
@@ -198,7 +215,7 @@ import Testing
     @Test func resolveWithNothingFittingOrEverythingBlocked() {
         let only = Self.identity(subject: "CN=only")
         let action = RuleAction(disposition: .useCredential, blockedDisposition: .performDefaultHandling, failureDisposition: .rejectProtectionSpace)
-        let inputs = Self.inputs(.clientCertificate, rules: [Self.rule(action)], credentials: [only], blocked: [only.id: Self.now + 60])
+        let inputs = Self.inputs(.clientCertificate, rules: [Self.rule(action, methods: [.clientCertificate])], credentials: [only], blocked: [only.id: Self.now + 60])
         let pending = DecisionEngine.decide(inputs)
 
         let none = DecisionEngine.resolve(pending, identities: [], inputs: inputs)

@@ -54,13 +54,16 @@ extension DecisionEngine {
         let named = action.identityId?.lowercased()
         // A rule without `methods` also matches client-certificate challenges: one that names a
         // password (`credentialId`) or an account says which credential it releases, and a private
-        // key it does not name must not go to whichever of its hosts asks for a certificate.
+        // key it does not name must not go to whichever of its hosts asks for a certificate. Nor
+        // does one that names nothing (a rule written for passwords, say): an identity it does not
+        // name goes only where the rule lists client certificates among its methods.
         let namesPassword = named == nil && action.credentialId != nil
         let account = named == nil ? action.account : nil
+        let listsClientCertificates = rule.match.methods?.contains(.clientCertificate) == true
         let candidates: [Credential]
         if let named {
             candidates = identities.filter { $0.id.text == named }
-        } else if namesPassword {
+        } else if namesPassword || (account == nil && !listsClientCertificates) {
             candidates = []
         } else {
             candidates = identities
@@ -78,6 +81,8 @@ extension DecisionEngine {
             let why: String
             if namesPassword {
                 why = "it names a password credential, not a client identity"
+            } else if named == nil, account == nil, !listsClientCertificates {
+                why = "it names no client identity, and does not list client certificates among its methods"
             } else if let named {
                 why = candidates.isEmpty ? "the client identity it names does not exist" : "the client identity it names is expired or not yet valid"
             } else if let account {
