@@ -1,5 +1,6 @@
 public import Logging
 import Foundation
+import Metrics
 import NIOPosix
 public import ServiceLifecycle
 import Synchronization
@@ -32,6 +33,8 @@ public final class PostgresListener: Service, Sendable {
     private let logger: Logger
     private let handler: @Sendable (Event) -> Void
     private let stopRequested = Atomic<Bool>(false)
+    /// 1 while listening, 0 otherwise: what it keeps up to date may be stale meanwhile.
+    private let listening: Gauge
     private static let wakeInterval = Duration.milliseconds(250)
     /// How often a quiet connection is asked a question, so that one the network cut silently
     /// is found out and replaced.
@@ -51,6 +54,8 @@ public final class PostgresListener: Service, Sendable {
         self.factory = ConnectionFactory(configuration: configuration, logger: logger)
         self.logger = logger
         self.handler = handler
+        self.listening = Gauge(label: "countersign_db_listening", dimensions: [("channel", channel)])
+        listening.record(0)
     }
 
     /// Listens until graceful shutdown or cancellation.
@@ -114,6 +119,8 @@ public final class PostgresListener: Service, Sendable {
         defer { connection.finish() }
         try connection.execSimple("SET application_name = 'countersign listener'; LISTEN \(channel)")
         listened = true
+        listening.record(1)
+        defer { listening.record(0) }
         if recovering {
             logger.notice("listening again for changes made through other instances", metadata: ["db.channel": "\(channel)"])
         }

@@ -58,6 +58,7 @@ public final class PostgresPool: Service, Sendable {
         self.threadPool = NIOThreadPool(numberOfThreads: configuration.poolSize)
         self.threadPool.start()
         metrics.record(statistics)
+        metrics.recordReachable(true)
     }
 
     deinit {
@@ -145,6 +146,7 @@ public final class PostgresPool: Service, Sendable {
     /// Logs a database outage once when it starts and once when it ends, not per call.
     private func noteConnectAttempt<T>(succeeded: Bool, result: Result<T, any Error>) {
         let wasReachable = databaseReachable.exchange(succeeded, ordering: .relaxed)
+        metrics.recordReachable(succeeded)
         switch (wasReachable, succeeded) {
         case (true, false):
             if case .failure(let error) = result {

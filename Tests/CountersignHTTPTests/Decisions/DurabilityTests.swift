@@ -229,3 +229,55 @@ struct SecretLoggingTests {
         }
     }
 }
+
+/// What `/metrics` tells an operator of an outage, from a real `countersign serve` (its own
+/// metrics, which the in-process tests share).
+@Suite("Outage metrics")
+struct OutageMetricsTests {
+    static func metrics(_ api: TestAPI) async throws -> String {
+        String(decoding: try await api.call(.get, "/metrics").body, as: UTF8.self)
+    }
+
+    /// Whether `text` has a line starting with each of `lines`.
+    static func shows(_ text: String, _ lines: [String]) -> Bool {
+        lines.allSatisfy { line in text.split(separator: "\n").contains { $0.hasPrefix(line) } }
+    }
+
+    /// Waits at most ten seconds until the metrics text holds every line of `expected`.
+    static func metrics(_ api: TestAPI, showing expected: [String]) async throws -> String {
+        var text = ""
+        for _ in 0..<100 {
+            text = try await metrics(api)
+            if shows(text, expected) { return text }
+            // Readiness asks the database, which is what finds it gone (or back).
+            _ = try await api.call(.get, "/readyz")
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return text
+    }
+
+    @Test func theDatabaseAndTheListenerAreReportedDownAndBackUp() async throws {
+        let cluster = try TestDatabase.privateCluster()
+        let url = try cluster.start()
+        defer { try? cluster.stop() }
+        let keys = try ServiceProcess.Keys()
+        defer { keys.remove() }
+        let instance = try ServiceProcess(databaseURL: url, keys: keys)
+        defer { instance.stop() }
+        try await instance.waitUntilReady()
+        let client = instance.client()
+        defer { Task { try? await client.shutdown() } }
+        let api = TestAPI(client)
+
+        let up = ["countersign_db_reachable 1", #"countersign_db_listening{channel="countersign_access"} 1"#]
+        let down = ["countersign_db_reachable 0", #"countersign_db_listening{channel="countersign_access"} 0"#]
+        let before = try await Self.metrics(api, showing: up)
+        #expect(Self.shows(before, up), "\(before)")
+        try cluster.stop()
+        let during = try await Self.metrics(api, showing: down)
+        #expect(Self.shows(during, down), "\(during)")
+        _ = try cluster.start()
+        let after = try await Self.metrics(api, showing: up)
+        #expect(Self.shows(after, up), "\(after)")
+    }
+}
