@@ -68,7 +68,7 @@ final class Readiness: Sendable {
     /// Why an instance whose master key does not open the database's secrets cannot serve it.
     static func masterKeyMismatch(hasMasterKey: Bool) -> String {
         hasMasterKey
-            ? "this instance's master key is not the database's: it does not open what the database holds sealed (COUNTERSIGN_MASTER_KEY_FILE; after `countersign rekey`, restart with the new key)"
+            ? "the master key is not this database's: it does not open what the database holds sealed under its master key (COUNTERSIGN_MASTER_KEY_FILE; after `countersign rekey`, the new key)"
             : "this instance has no master key, and the database holds secrets sealed under one (COUNTERSIGN_MASTER_KEY_FILE)"
     }
 }

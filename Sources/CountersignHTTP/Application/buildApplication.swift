@@ -92,9 +92,20 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
 
     let accessChanges = PostgresListener(configuration: configuration.database, channel: AccessChange.channel, logger: logger) {
         [authenticator, cache] event in
-        authenticator.hear(event)
-        if case .notification(let payload) = event, case .tenantSwitched(let tenantID) = AccessChange(payload: payload) {
-            cache.forgetTenant(tenantID)
+        switch event {
+        case .listening:
+            // Announcements made while nobody listened are lost.
+            authenticator.forgetAll()
+        case .notification(let payload):
+            switch AccessChange(payload: payload) {
+            case .keyRevoked(let id):
+                authenticator.forget(keyID: id)
+            case .tenantSwitched(let id):
+                authenticator.forget(tenantID: id)
+                cache.forgetTenant(id)
+            case nil:
+                break
+            }
         }
     }
     var services: [any Service] = [
@@ -143,13 +154,7 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
         // A wrong master key would otherwise pass readiness and fail every release of a secret.
         // Without the database (or its migrations) the service still starts, unready.
         if (try? await vault.masterKeyMatchesDatabase()) == false {
-            guard configuration.masterKey != nil else {
-                throw CountersignError(.secretUnreadable, Readiness.masterKeyMismatch(hasMasterKey: false))
-            }
-            throw CountersignError(
-                .secretUnreadable,
-                "the master key is not this database's: it does not open what the database holds sealed under its master key (COUNTERSIGN_MASTER_KEY_FILE; after `countersign rekey`, the new key)"
-            )
+            throw CountersignError(.secretUnreadable, Readiness.masterKeyMismatch(hasMasterKey: configuration.masterKey != nil))
         }
     }
     return app

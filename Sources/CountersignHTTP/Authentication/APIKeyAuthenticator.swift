@@ -1,5 +1,4 @@
 import CountersignCore
-import CountersignPostgres
 import CountersignStorage
 import Foundation
 import Synchronization
@@ -10,7 +9,7 @@ import Synchronization
 /// The cache holds the stored hash, never the key text; every request still compares the
 /// presented key against it in constant time. Revocations and tenant changes made through
 /// this instance take effect at once; those made through another instance as soon as this one
-/// hears of them (``hear(_:)``), and within `ttl` while it cannot hear.
+/// hears of them (`AccessChange`, `buildApplication`), and within `ttl` while it cannot hear.
 final class APIKeyAuthenticator: Sendable {
     private struct Entry {
         /// `nil`: no key has this lookup id. A client still sending a deleted key costs one query
@@ -103,22 +102,11 @@ final class APIKeyAuthenticator: Sendable {
         }
     }
 
-    /// Keeps up with revocations and tenant changes announced by any instance (`AccessChange`).
-    /// Once listening (re)starts, every key is forgotten: announcements made while nobody
-    /// listened are lost.
-    func hear(_ event: PostgresListener.Event) {
-        switch event {
-        case .listening:
-            cache.withLock { cache in
-                cache.entries.removeAll()
-                cache.forgets &+= 1
-            }
-        case .notification(let payload):
-            switch AccessChange(payload: payload) {
-            case .keyRevoked(let id): forget(keyID: id)
-            case .tenantSwitched(let id): forget(tenantID: id)
-            case nil: break
-            }
+    /// Forgets every key, when changes may have been missed.
+    func forgetAll() {
+        cache.withLock { cache in
+            cache.entries.removeAll()
+            cache.forgets &+= 1
         }
     }
 
