@@ -82,7 +82,8 @@ public struct SessionService: Sendable {
         }
         let policy = tenant.policy.policy
         let allowed = policy.rule(for: space)?.then.allowedClientPersistences ?? RuleAction(disposition: .performDefaultHandling).allowedClientPersistences
-        guard allowed.contains(persistence) else {
+        // `none` stores nothing, so no rule has anything to refuse: it is always accepted.
+        guard persistence == .none || allowed.contains(persistence) else {
             throw CountersignError(
                 .persistenceNotAllowed,
                 "the policy lets clients submit credentials here with \(allowed.map(\.rawValue).joined(separator: ", ")) only"

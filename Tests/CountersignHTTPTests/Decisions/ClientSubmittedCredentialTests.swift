@@ -19,6 +19,10 @@ struct ClientSubmittedCredentialTests {
             try await api.releasePolicy(tenant, then: #""clientPersistences": ["none"]"#)
             let forSession = try await api.submit(tenant, session: session, user: "bob", password: "typed", persistence: "forSession")
             #expect(forSession.errorCode == "persistence_not_allowed")
+            // `none` is accepted whatever the rule lists, and remembered nowhere.
+            try await api.releasePolicy(tenant, then: #""clientPersistences": ["permanent"]"#)
+            let none = try await api.submit(tenant, session: session, user: "carol", password: "typed", persistence: "none")
+            #expect(none.status == 200 && none["stored"] as? Bool == false, "\(none)")
             // Nothing was stored by the refusals.
             let list = try await api.call(.get, "/v1/credentials", key: tenant.adminKey)
             #expect((list["credentials"] as? [[String: Any]])?.map { $0["account"] as? String } == ["alice"])
