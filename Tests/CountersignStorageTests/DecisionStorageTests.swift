@@ -178,7 +178,7 @@ struct DecisionStorageTests {
                 return record.id
             }
             func retry(_ user: DecisionStore.RetryUser, in session: Session) async throws -> UUID? {
-                try await fixture.decisions.lastRelease(sessionID: session.id, taskID: "another-task", ofAnyTask: true, spaceKey: space.key, user: user)?.id
+                try await fixture.decisions.lastRelease(sessionID: session.id, taskID: "another-task", failureCount: 1, ofAnyTask: true, spaceKey: space.key, user: user)?.id
             }
 
             let session = try await fixture.session()

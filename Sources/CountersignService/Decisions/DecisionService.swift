@@ -194,6 +194,7 @@ public struct DecisionService: Sendable {
         let earlier = try await decisions.lastRelease(
             sessionID: session.id,
             taskID: challenge.taskId,
+            failureCount: challenge.failureCount,
             ofAnyTask: space.method.isSessionWide,
             spaceKey: space.key,
             user: named

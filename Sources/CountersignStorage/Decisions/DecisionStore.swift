@@ -278,20 +278,23 @@ public struct DecisionStore: Sendable {
         }
     }
 
-    /// The release for a protection space a retry naming `user` rejects: the latest decision of
-    /// the session's task that released a credential there, if it released `user` (`anyone`: an
-    /// identity, released to no user), whatever its
-    /// outcome (a retry of a release already judged counts nothing more). With `ofAnyTask` (NTLM
-    /// and Negotiate, whose failed handshake comes back on whichever task opened the connection)
-    /// and no such release of the task's own, the latest release to another task of the session
-    /// still without an outcome, if it released `user`.
+    /// The release for a protection space a retry at `failureCount` naming `user` rejects: the
+    /// latest decision of the session's task that released a credential there for an earlier
+    /// attempt (a lower failure count), if it released `user` (`anyone`: an identity, released to
+    /// no user), whatever its outcome (a retry of a release already judged counts nothing more).
+    /// A release at the retry's own failure count or later answered this retry, or a copy of it
+    /// forwarded twice, and was not yet tried. With `ofAnyTask` (NTLM and Negotiate, whose failed
+    /// handshake comes back on whichever task opened the connection) and no such release of the
+    /// task's own, the latest release to another task of the session still without an outcome,
+    /// if it released `user`.
     ///
     /// The names compare here rather than in SQL: Windows account names compare
     /// case-insensitively across Unicode (``WindowsAccountName/names(_:)``), which PostgreSQL's
     /// `lower()` does not do under the C locale. One row each, so that a retry costs the same
     /// however many releases the session holds.
-    public func lastRelease(sessionID: UUID, taskID: String, ofAnyTask: Bool, spaceKey: String, user: RetryUser) async throws -> DecisionEntry? {
+    public func lastRelease(sessionID: UUID, taskID: String, failureCount: Int, ofAnyTask: Bool, spaceKey: String, user: RetryUser) async throws -> DecisionEntry? {
         let released = "d.session_id = $1 AND d.space_key = $2 AND d.disposition = 'useCredential'"
+        let earlierAttempt = "d.task_id = $3 AND d.previous_failure_count < $4"
         let select = "SELECT \(Self.columns), d.released_user, c.domain AS credential_domain FROM decisions d LEFT JOIN credentials c ON c.id = d.credential_id"
         @Sendable func named(_ row: PostgresRow?) throws -> DecisionEntry? {
             guard let row else { return nil }
@@ -302,16 +305,16 @@ public struct DecisionStore: Sendable {
         return try await pool.withConnection { connection in
             // Two statements rather than one with an OR: the first walks the session's task index.
             if let own = try connection.query(
-                "\(select) WHERE \(released) AND d.task_id = $3 ORDER BY d.created_at DESC, d.id DESC LIMIT 1",
-                [.uuid(sessionID), .text(spaceKey), .text(taskID)]
+                "\(select) WHERE \(released) AND \(earlierAttempt) ORDER BY d.created_at DESC, d.id DESC LIMIT 1",
+                [.uuid(sessionID), .text(spaceKey), .text(taskID), .int(Int64(failureCount))]
             ).rows.first {
                 return try named(own)
             }
             guard ofAnyTask else { return nil }
             return try named(
                 connection.query(
-                    "\(select) WHERE \(released) AND d.outcome IS NULL ORDER BY d.created_at DESC, d.id DESC LIMIT 1",
-                    [.uuid(sessionID), .text(spaceKey)]
+                    "\(select) WHERE \(released) AND d.outcome IS NULL AND (d.task_id <> $3 OR \(earlierAttempt)) ORDER BY d.created_at DESC, d.id DESC LIMIT 1",
+                    [.uuid(sessionID), .text(spaceKey), .text(taskID), .int(Int64(failureCount))]
                 ).rows.first
             )
         }

@@ -264,6 +264,32 @@ struct OutcomeTests {
         }
     }
 
+    /// A client (or a proxy in front of the service) that sends one retry twice must not count
+    /// the release made for the first copy, which the client has not tried yet.
+    @Test func theSameRetryForwardedTwiceCountsOnce() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            _ = try await api.credential(tenant)
+            try await api.releasePolicy(tenant, then: #""maxFailures": 5, "persistence": "none""#)
+            let session = try await api.session(tenant)
+            let first = try #require(try await api.decided(tenant, session: session).string("decisionId"))
+            let body = ChallengeBody(proposedCredential: .init(user: "svc", hasPassword: true), previousFailureCount: 1, failureResponse: .init(status: 401))
+            let retry = try await api.decide(tenant, session: session, body)
+            #expect(retry.string("countedRejection") == first)
+            let copy = try await api.decide(tenant, session: session, body)
+            #expect(copy.status == 200)
+            #expect(copy["countedRejection"] is NSNull, "\(copy)")
+            #expect(copy.int("remainingAttempts") == 4)
+            #expect(try await api.decisionRecord(tenant, try #require(retry.string("decisionId")))["outcome"] is NSNull)
+            #expect(try await api.counters(tenant).first?["totalRejections"] as? Int == 1)
+
+            // The next attempt's failure rejects the latest release.
+            let next = try await api.decide(tenant, session: session, ChallengeBody(proposedCredential: .init(user: "svc", hasPassword: true), previousFailureCount: 2))
+            #expect(next.string("countedRejection") == copy.string("decisionId"))
+            #expect(try await api.counters(tenant).first?["totalRejections"] as? Int == 2)
+        }
+    }
+
     @Test func anExplicitReportFirstMakesTheRetryCountNothing() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()
