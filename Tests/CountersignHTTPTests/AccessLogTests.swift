@@ -1,7 +1,14 @@
+import CountersignTestSupport
 import Foundation
 import Logging
 import Synchronization
 import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 @Suite("Access log")
 struct AccessLogTests {
@@ -51,6 +58,34 @@ struct AccessLogTests {
             #expect(!box.all.contains { $0.contains("shutting down") })
         }
         #expect(box.all.filter { $0.hasPrefix("notice shutting down: finishing the requests in flight") }.count == 1, "\(box.all)")
+    }
+
+    /// `countersign serve` as an operator runs it: the notice comes when SIGTERM does, while a
+    /// request is still in flight, not once the drain is over.
+    @Test func theNoticeComesWithTheSignalBeforeTheDrain() async throws {
+        let keys = try ServiceProcess.Keys()
+        defer { keys.remove() }
+        let instance = try ServiceProcess(databaseURL: try await TestDatabase.freshDatabase(), keys: keys, logLevel: "notice")
+        defer { instance.stop() }
+        try await instance.waitUntilReady()
+        let client = instance.client()
+        let tenant = try await TestAPI(client).tenant()
+        try await client.shutdown()
+
+        let body = #"{"clientId": "device-draining"}"#
+        let head = "POST /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(tenant.clientKey)\r\n"
+            + "Content-Type: application/json\r\nConnection: close\r\nExpect: 100-continue\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
+        let seen = Mutex((noticed: false, runningThen: false))
+        let reply = try await RawHTTP.exchange(head: head, thenBody: body, port: instance.port) {
+            instance.signal(SIGTERM)
+            for _ in 0..<100 where !instance.log.contains("shutting down") { usleep(50_000) }
+            seen.withLock { $0 = (instance.log.contains("shutting down"), instance.isRunning) }
+        }
+        let (noticed, runningThen) = seen.withLock { $0 }
+        #expect(noticed && runningThen, "the notice is logged while the request is in flight: \(instance.log)")
+        #expect(reply.final.status == 201, "the request in flight is finished: \(reply.final)")
+        #expect(try await instance.exitStatus(within: .seconds(20)) == 0, "\(instance.log)")
+        #expect(instance.log.components(separatedBy: "shutting down").count == 2, "said once: \(instance.log)")
     }
 
     /// A revoked key is refused, but its secret checked out: its access line names the tenant and

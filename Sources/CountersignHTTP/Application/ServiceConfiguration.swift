@@ -31,6 +31,10 @@ public struct ServiceConfiguration: Sendable {
     public var retention: Duration? = .seconds(90 * 86_400)
     /// How often expired sessions are swept (their memory and `forSession` credentials dropped).
     public var sessionSweepInterval: Duration = .seconds(30)
+    /// Whether the log says a shutdown began as soon as SIGTERM or SIGINT arrives. Watching sets
+    /// both signals ignored for the whole process, as the service group serving it does anyway;
+    /// a process that only embeds the service (tests) leaves them alone.
+    public var announcesShutdownSignals: Bool = true
 
     public init(database: PostgresConfiguration, migrationsDirectory: String) {
         self.database = database

@@ -118,7 +118,7 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
     if let retention = configuration.retention {
         services.append(PeriodicSweep.retention(decisions: decisionStore, sessions: sessionStore, keptFor: retention, logger: logger))
     }
-    services.append(ShutdownNotice(logger: logger))
+    services.append(ShutdownNotice(logger: logger, watchesSignals: configuration.announcesShutdownSignals))
     var app = Application(
         router: router,
         // A connection that sends nothing for a minute is closed: idle and half-sent requests

@@ -27,6 +27,7 @@ struct LiveCountersign: Sendable {
         configuration.masterKey = try SymmetricKey.random()
         configuration.apiKeyCacheTTL = .zero
         configuration.port = 0
+        configuration.announcesShutdownSignals = false
         var logger = Logger(label: "countersign.client-test")
         logger.logLevel = ProcessInfo.processInfo.environment["COUNTERSIGN_TEST_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .critical
         let app = try buildApplication(configuration, logger: logger)

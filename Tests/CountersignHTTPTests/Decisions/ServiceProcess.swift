@@ -47,7 +47,7 @@ final class ServiceProcess: @unchecked Sendable {
         }
     }
 
-    init(databaseURL: String, keys: Keys) throws {
+    init(databaseURL: String, keys: Keys, logLevel: String = "error") throws {
         port = try LoopbackPort.free()
         logFile = keys.directory.appendingPathComponent("instance-\(port).log")
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
@@ -56,7 +56,7 @@ final class ServiceProcess: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: Self.executable)
         process.arguments = [
             "serve", "--database-url", databaseURL, "--port", String(port), "--operator-key-file", keys.operatorKeyFile,
-            "--master-key-file", keys.masterKeyFile, "--log-level", "error", "--migrations-dir", TestService.migrationsDirectory,
+            "--master-key-file", keys.masterKeyFile, "--log-level", logLevel, "--migrations-dir", TestService.migrationsDirectory,
             "--api-key-cache-seconds", "0",
         ]
         process.standardOutput = log
@@ -95,6 +95,20 @@ final class ServiceProcess: @unchecked Sendable {
     }
 
     var isRunning: Bool { process.isRunning }
+
+    /// What the instance has written to its log so far.
+    var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+
+    func signal(_ signal: Int32) {
+        kill(process.processIdentifier, signal)
+    }
+
+    /// The exit status, once the process has exited within `timeout`.
+    func exitStatus(within timeout: Duration) async throws -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        return process.isRunning ? nil : process.terminationStatus
+    }
 }
 
 /// Why an instance could not be run.

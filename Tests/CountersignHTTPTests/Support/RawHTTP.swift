@@ -16,8 +16,14 @@ enum RawHTTP {
 
     /// Sends `head` (which should carry `Expect: 100-continue`), waits for the interim response
     /// and returns it, then sends `body` and returns the final response as `exchange` does.
-    static func exchange(head: String, thenBody body: String, port: Int) async throws -> (interim: String, final: (status: Int, headers: [[String]], body: String)) {
-        let (interim, final) = try await transfer(Array(head.utf8), then: Array(body.utf8), port: port)
+    /// `meanwhile` runs (on the socket's thread) after the interim response, before the body.
+    static func exchange(
+        head: String,
+        thenBody body: String,
+        port: Int,
+        meanwhile: (@Sendable () -> Void)? = nil
+    ) async throws -> (interim: String, final: (status: Int, headers: [[String]], body: String)) {
+        let (interim, final) = try await transfer(Array(head.utf8), then: Array(body.utf8), meanwhile: meanwhile, port: port)
         return (String(decoding: interim, as: UTF8.self), try Self.parse(final))
     }
 
@@ -33,16 +39,30 @@ enum RawHTTP {
         text.components(separatedBy: "HTTP/1.1 ").dropFirst().compactMap { Int($0.prefix(3)) }
     }
 
-    private static func transfer(_ request: [UInt8], then body: [UInt8]?, until marker: [UInt8]? = nil, port: Int) async throws -> (interim: [UInt8], final: [UInt8]) {
+    private static func transfer(
+        _ request: [UInt8],
+        then body: [UInt8]?,
+        until marker: [UInt8]? = nil,
+        meanwhile: (@Sendable () -> Void)? = nil,
+        port: Int
+    ) async throws -> (interim: [UInt8], final: [UInt8]) {
         try await withCheckedThrowingContinuation { continuation in
             // Blocking socket calls belong on a thread of their own, not on the cooperative pool.
             Thread.detachNewThread {
-                continuation.resume(with: Result { try Self.transferBlocking(request, then: body, until: marker ?? Array("\r\n\r\n".utf8), port: port) })
+                continuation.resume(with: Result {
+                    try Self.transferBlocking(request, then: body, until: marker ?? Array("\r\n\r\n".utf8), meanwhile: meanwhile, port: port)
+                })
             }
         }
     }
 
-    private static func transferBlocking(_ request: [UInt8], then body: [UInt8]?, until marker: [UInt8], port: Int) throws -> (interim: [UInt8], final: [UInt8]) {
+    private static func transferBlocking(
+        _ request: [UInt8],
+        then body: [UInt8]?,
+        until marker: [UInt8],
+        meanwhile: (@Sendable () -> Void)?,
+        port: Int
+    ) throws -> (interim: [UInt8], final: [UInt8]) {
         #if canImport(Glibc)
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
@@ -91,6 +111,7 @@ enum RawHTTP {
         try sendAll(request)
         guard let body else { return ([], try receive(headOnly: false)) }
         let interim = try receive(headOnly: true)
+        meanwhile?()
         try sendAll(body)
         return (interim, try receive(headOnly: false))
     }

@@ -65,6 +65,7 @@ struct TestService {
         configuration.masterKey = try SymmetricKey.random()
         configuration.apiKeyCacheTTL = .zero
         configuration.port = 0
+        configuration.announcesShutdownSignals = false
         return configuration
     }
 
