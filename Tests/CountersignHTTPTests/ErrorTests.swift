@@ -103,6 +103,20 @@ struct ErrorTests {
         }
     }
 
+    /// The router skips empty segments: without a check, `POST /v1/keys/` made a key.
+    @Test func pathsWithEmptySegmentsAreNoRoutes() async throws {
+        try await TestService.run(.live) { api in
+            let tenant = try await api.tenant()
+            for (method, path) in [(HTTPRequest.Method.get, "/v1/policy/"), (.get, "//v1/policy"), (.get, "/v1//policy"), (.post, "/v1/keys/"), (.get, "/healthz/")] {
+                let reply = try await api.call(method, path, key: tenant.adminKey, json: ["name": "k", "role": "client"], checkContract: false)
+                #expect(reply.status == 404 && reply.errorCode == "route_not_found", "\(method) \(path): \(reply)")
+            }
+            let keys = try await api.call(.get, "/v1/keys", key: tenant.adminKey)
+            #expect((keys["keys"] as? [[String: Any]])?.contains { $0["name"] as? String == "k" } == false, "\(keys)")
+            #expect(try await api.call(.get, "/v1/policy", key: tenant.adminKey).status == 200)
+        }
+    }
+
     @Test func aRouteAskedWithAMethodItDoesNotTakeIs405WithAllow() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()

@@ -45,6 +45,13 @@ struct HostileInputTests {
                 let reply = try await api.call(.get, query, key: tenant.adminKey)
                 #expect(reply.status == 200, "\(query): \(reply)")
             }
+            // As form encoders send them: `+` is a space, `%2B` a plus.
+            _ = try await api.credential(tenant, account: "plus test")
+            _ = try await api.credential(tenant, account: "c+d")
+            for (query, accounts) in [("account=plus+test", ["plus test"]), ("account=c%2Bd", ["c+d"]), ("account=c+d", []), ("%61ccount=plus%20test", ["plus test"])] {
+                let reply = try await api.call(.get, "/v1/credentials?\(query)", key: tenant.adminKey)
+                #expect((reply["credentials"] as? [[String: Any]])?.compactMap { $0["account"] as? String } == accounts, "\(query): \(reply)")
+            }
         }
     }
 

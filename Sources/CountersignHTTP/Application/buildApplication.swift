@@ -22,6 +22,7 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
     let requestMetrics = RequestMetrics()
     router.add(middleware: RequestObservationMiddleware(metrics: requestMetrics))
     router.add(middleware: ErrorMiddleware())
+    router.add(middleware: CanonicalPathMiddleware())
 
     let vault = SecretVault(masterKey: configuration.masterKey, pool: pool)
     let readiness = Readiness(

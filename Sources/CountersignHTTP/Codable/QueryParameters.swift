@@ -22,10 +22,7 @@ struct QueryParameters {
             throw CountersignError(.invalidQuery, "the query must be UTF-8 text, percent-encoded as RFC 3986 §2.1 says")
         }
         var values: [String: Substring] = [:]
-        // Hummingbird decodes values only: `%6Cimit` is `limit` (RFC 3986 §6.2.2.2). The query
-        // is percent-encoded UTF-8 (checked above), so every name decodes.
-        for (encodedName, value) in request.uri.queryParameters {
-            let name = String(encodedName).removingPercentEncoding ?? String(encodedName)
+        for (name, value) in Self.formDecoded(request.uri.query ?? "") {
             guard !name.utf8.contains(0), !value.utf8.contains(0) else {
                 throw CountersignError(.invalidQuery, "query parameters must not contain U+0000 (%00)")
             }
@@ -42,6 +39,22 @@ struct QueryParameters {
             values[name] = value
         }
         self.values = values
+    }
+
+    /// The name and value of each parameter, decoded as HTML forms encode them (WHATWG
+    /// `application/x-www-form-urlencoded`), as the usual encoders (`URLSearchParams`, Python's
+    /// `urlencode`) send them: `+` is a space (a plus is `%2B`), and names decode as values do
+    /// (`%6Cimit` is `limit`, RFC 3986 §6.2.2.2). The query is percent-encoded UTF-8 (checked
+    /// first), so everything decodes.
+    static func formDecoded(_ query: String) -> [(name: String, value: Substring)] {
+        func decoded(_ part: Substring) -> String {
+            let spaced = part.replacingOccurrences(of: "+", with: " ")
+            return spaced.removingPercentEncoding ?? spaced
+        }
+        return query.split(separator: "&").map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            return (decoded(parts[0]), parts.count > 1 ? Substring(decoded(parts[1])) : "")
+        }
     }
 
     /// Whether every `%` starts two hex digits and the bytes decoded are UTF-8. `&` and `=` are

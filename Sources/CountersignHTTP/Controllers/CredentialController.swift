@@ -115,6 +115,7 @@ struct CredentialController: Sendable {
             let input = try await body.decode(SaveCredential.self, from: request)
             let attributes = input.attributes
             try attributes.validate()
+            try Self.validatePasswordMethod(attributes.authenticationMethod)
             try Self.validateSecret(password: input.password, domain: input.domain, label: input.label)
             let saved = try await credentials.save(
                 tenantID: context.tenantID,
@@ -149,6 +150,7 @@ struct CredentialController: Sendable {
             // store locks it, which the edit applies to so that a concurrent edit of another
             // field stays.
             try input.applied(to: existing.attributes).validate()
+            try Self.validatePasswordMethod(input.authenticationMethod ?? nil)
             try Self.validateSecret(password: input.password, domain: input.domain ?? nil, label: input.label ?? nil)
             let changes = CredentialStore.Changes(
                 attributes: { current in
@@ -195,6 +197,16 @@ struct CredentialController: Sendable {
             throw CountersignError(.notFound, "no such credential")
         }
         return credential
+    }
+
+    /// A password answers only password methods: one saved for the TLS methods would be stored,
+    /// and released nowhere (identities are saved with `/v1/identities`).
+    static func validatePasswordMethod(_ method: AuthenticationMethod?) throws {
+        guard let method, method.isKnown, !method.usesPassword else { return }
+        throw CountersignError(
+            .invalidField,
+            "'authenticationMethod' \(method.rawValue) is answered with no password: a credential's method is a password method (client identities are saved with /v1/identities)"
+        )
     }
 
     static func validateSecret(password: String?, domain: String?, label: String?) throws {

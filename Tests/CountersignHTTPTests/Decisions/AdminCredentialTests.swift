@@ -243,6 +243,8 @@ struct AdminCredentialTests {
                 (#"{"host": "a.example.com", "account": "a", "password": "p", "secret": "x"}"#, "unknown_field"),
                 (#"{"host": "a.example.com", "account": "a", "password": "p", "port": 99999}"#, "invalid_field"),
                 (#"{"host": "a.example.com", "account": "a", "password": "p", "authenticationMethod": "Bogus"}"#, "invalid_field"),
+                (#"{"host": "a.example.com", "account": "a", "password": "p", "authenticationMethod": "NSURLAuthenticationMethodServerTrust"}"#, "invalid_field"),
+                (#"{"host": "a.example.com", "account": "a", "password": "p", "authenticationMethod": "NSURLAuthenticationMethodClientCertificate"}"#, "invalid_field"),
                 (#"{"host": "a.example.com", "account": "a", "password": "\#(String(repeating: "x", count: 4097))"}"#, "invalid_field"),
             ]
             for (body, code) in cases {
@@ -259,6 +261,9 @@ struct AdminCredentialTests {
             let clash = try await api.call(.patch, "/v1/credentials/\(first)", key: tenant.adminKey, json: ["account": "two"])
             #expect(clash.status == 409)
             #expect(clash.errorCode == "credential_conflict")
+            // A password is never saved for a method no password answers.
+            let tlsMethod = try await api.call(.patch, "/v1/credentials/\(first)", key: tenant.adminKey, json: ["authenticationMethod": "NSURLAuthenticationMethodServerTrust"])
+            #expect(tlsMethod.status == 400 && tlsMethod.errorCode == "invalid_field", "\(tlsMethod)")
             // Clearing an optional attribute with null.
             let withPort = try await api.call(.patch, "/v1/credentials/\(first)", key: tenant.adminKey, json: #"{"port": 8443}"#)
             #expect(withPort.int("port") == 8443)
