@@ -129,6 +129,8 @@ public final class CountersignClient: Sendable {
                 throw .invalidRequest("the URL of \(request.operation) could not be built")
             }
             components.queryItems = request.query
+            // `URLComponents` leaves `+` as is, which the service reads as a space, as forms send one.
+            components.percentEncodedQuery = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
             guard let withQuery = components.url else { throw .invalidRequest("the URL of \(request.operation) could not be built") }
             url = withQuery
         }
