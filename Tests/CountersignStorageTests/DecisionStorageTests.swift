@@ -178,7 +178,10 @@ struct DecisionStorageTests {
                 return record.id
             }
             func retry(_ user: DecisionStore.RetryUser, in session: Session) async throws -> UUID? {
-                try await fixture.decisions.lastRelease(sessionID: session.id, taskID: "another-task", failureCount: 1, ofAnyTask: true, spaceKey: space.key, user: user)?.id
+                try await fixture.decisions.lastRelease(
+                    sessionID: session.id,
+                    retry: .init(taskID: "another-task", failureCount: 1, ofAnyTask: true, spaceKey: space.key, user: user, upstreamStatus: 401)
+                )?.id
             }
 
             let session = try await fixture.session()

@@ -54,6 +54,8 @@ struct PolicyController: Sendable {
         var evaluation: ServerTrustVerdict? = nil
         /// The named session, when it has ended: a challenge in it is refused.
         var sessionEnded: EndedSession? = nil
+        /// The release a retry would count as rejected before it is answered (not counted here).
+        var countedRejection: UUID? = nil
 
         struct EndedSession: Encodable {
             var invalidatedAt: Date
@@ -80,10 +82,12 @@ struct PolicyController: Sendable {
             try container.encode(identity, forKey: .identity)
             try container.encode(evaluation, forKey: .evaluation)
             try container.encode(sessionEnded, forKey: .sessionEnded)
+            try container.encode(countedRejection.map(\.text), forKey: .countedRejection)
         }
 
         enum CodingKeys: String, CodingKey {
             case disposition, credential, persistence, scope, rule, source, reason, blockedUntil, maxFailures, identity, evaluation, sessionEnded
+            case countedRejection
         }
     }
 
@@ -120,7 +124,7 @@ struct PolicyController: Sendable {
         group.post("explain") { request, context in
             let input = try await body.decode(Explain.self, from: request)
             if let clientID = input.clientId { try Validation.name(clientID, field: "clientId") }
-            let (plan, endedSession) = try await decisions.explain(
+            let (plan, endedSession, countedRejection) = try await decisions.explain(
                 input.challenge,
                 tenantID: context.tenantID,
                 clientID: input.clientId ?? "explain",
@@ -141,7 +145,8 @@ struct PolicyController: Sendable {
                     maxFailures: plan.maxFailures,
                     identity: plan.credential.flatMap { $0.kind == .clientIdentity ? IdentityView($0, now: now) : nil },
                     evaluation: plan.trust,
-                    sessionEnded: Explanation.EndedSession(endedSession)
+                    sessionEnded: Explanation.EndedSession(endedSession),
+                    countedRejection: countedRejection
                 )
             )
         }

@@ -13,7 +13,7 @@ public final class DecisionStateCache: Sendable {
         var loadedAt: ContinuousClock.Instant
     }
 
-    private let store: DecisionStateStore
+    let store: DecisionStateStore
     /// Decisions never use a stale entry (the writer checks); the other readers that act on the
     /// policy (session lifetimes, submissions, security checks) read it `fresh`.
     private let tenantTTL: Duration

@@ -111,7 +111,12 @@ public struct DecisionService: Sendable {
     /// What the policy would answer, from fresh state, without recording anything or
     /// releasing a secret. `endedSession` is the named session when it has ended: a challenge
     /// in it is refused (`session_invalidated`), and the plan is what a new session would get.
-    public func explain(_ challenge: Challenge, tenantID: UUID, clientID: String, sessionID: UUID?) async throws -> (plan: DecisionPlan, endedSession: Session?) {
+    public func explain(
+        _ challenge: Challenge,
+        tenantID: UUID,
+        clientID: String,
+        sessionID: UUID?
+    ) async throws -> (plan: DecisionPlan, endedSession: Session?, countedRejection: UUID?) {
         let tls: PresentedTLS
         do {
             try challenge.validate()
@@ -120,14 +125,27 @@ public struct DecisionService: Sendable {
             // The explain body holds the challenge as its member `challenge`.
             throw error.within("challenge")
         }
-        // Fresh state, read without forgetting the cached one: a forget makes every state read
-        // meanwhile, any tenant's, unfit to keep (`CachedStates`), so explain traffic would
-        // keep the caches of every tenant from filling.
-        let tenant = try await cache.tenant(tenantID, fresh: true)
+        let space = challenge.protectionSpace.normalized
+        var tenant: DecisionStateStore.TenantState
         var session: DecisionStateStore.SessionState?
+        var countedRejection: UUID?
+        if let sessionID, let retry = Self.retry(challenge, space: space) {
+            // A retry counts a rejection before it is answered, which may block the credential
+            // or drop what the session remembers: explained from the state it would leave,
+            // read in a transaction rolled back, and never cached.
+            guard let after = try await cache.store.statesAfterRetry(tenantID: tenantID, sessionID: sessionID, of: retry) else {
+                throw CountersignError(.notFound, "no such session")
+            }
+            (tenant, session, countedRejection) = (after.tenant, after.session, after.rejected)
+        } else {
+            // Fresh state, read without forgetting the cached one: a forget makes every state read
+            // meanwhile, any tenant's, unfit to keep (`CachedStates`), so explain traffic would
+            // keep the caches of every tenant from filling.
+            tenant = try await cache.tenant(tenantID, fresh: true)
+            if let sessionID { session = try await cache.session(sessionID, tenantID: tenantID, fresh: true) }
+        }
         var endedSession: Session?
-        if let sessionID {
-            var state = try await cache.session(sessionID, tenantID: tenantID, fresh: true)
+        if var state = session {
             if !state.session.isActive(at: tenant.databaseNow) {
                 // An ended session remembers nothing and holds no credentials, even before the
                 // sweep has dropped what it had.
@@ -151,14 +169,8 @@ public struct DecisionService: Sendable {
             acceptableIssuersDigest: tls.acceptableIssuersDigest
         )
         var verdicts = TrustVerdicts()
-        let plan = try resolve(
-            DecisionEngine.decide(inputs),
-            tls: tls,
-            space: challenge.protectionSpace.normalized,
-            inputs: inputs,
-            verdicts: &verdicts
-        )
-        return (plan, endedSession)
+        let plan = try resolve(DecisionEngine.decide(inputs), tls: tls, space: space, inputs: inputs, verdicts: &verdicts)
+        return (plan, endedSession, countedRejection)
     }
 
     /// Records an outcome the client reports and keeps the caches honest.
@@ -182,30 +194,16 @@ public struct DecisionService: Sendable {
     /// A client certificate's retry names no user (an identity credential has none): it rejects
     /// the identity last released there.
     private func countRetry(_ challenge: Challenge, space: ProtectionSpace, session: Session, asker: Asker) async throws -> UUID? {
-        guard challenge.failureCount > 0 else { return nil }
-        let named: DecisionStore.RetryUser
-        if space.method == .clientCertificate {
-            named = .anyone
-        } else {
-            guard let user = challenge.proposedCredential?.user, !user.isEmpty else { return nil }
-            named = space.method.namesWindowsAccounts ? .windowsAccount(user) : .exact(user)
-        }
+        guard let retry = Self.retry(challenge, space: space) else { return nil }
         try await checkAnswering(asker)
-        let earlier = try await decisions.lastRelease(
-            sessionID: session.id,
-            taskID: challenge.taskId,
-            failureCount: challenge.failureCount,
-            ofAnyTask: space.method.isSessionWide,
-            spaceKey: space.key,
-            user: named
-        )
+        let earlier = try await decisions.lastRelease(sessionID: session.id, retry: retry)
         guard let earlier, earlier.outcome == nil else { return nil }
         do {
             guard let result = try await decisions.reportOutcome(
                 tenantID: session.tenantID,
                 decisionID: earlier.id,
                 outcome: .rejected,
-                upstreamStatus: challenge.failureResponse?.status,
+                upstreamStatus: retry.upstreamStatus,
                 source: "retry"
             ) else { return nil }
             if result.stateChanged {
@@ -217,6 +215,26 @@ public struct DecisionService: Sendable {
             // The client reported another outcome for it meanwhile; nothing to count.
             return nil
         }
+    }
+
+    /// The retry `challenge` is, if it is one that may count a rejection (`countRetry`).
+    static func retry(_ challenge: Challenge, space: ProtectionSpace) -> DecisionStore.Retry? {
+        guard challenge.failureCount > 0 else { return nil }
+        let named: DecisionStore.RetryUser
+        if space.method == .clientCertificate {
+            named = .anyone
+        } else {
+            guard let user = challenge.proposedCredential?.user, !user.isEmpty else { return nil }
+            named = space.method.namesWindowsAccounts ? .windowsAccount(user) : .exact(user)
+        }
+        return DecisionStore.Retry(
+            taskID: challenge.taskId,
+            failureCount: challenge.failureCount,
+            ofAnyTask: space.method.isSessionWide,
+            spaceKey: space.key,
+            user: named,
+            upstreamStatus: challenge.failureResponse?.status
+        )
     }
 
     /// Verdicts already reached for the presented chain in this request, by trust settings:

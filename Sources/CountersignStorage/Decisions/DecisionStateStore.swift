@@ -44,43 +44,83 @@ public struct DecisionStateStore: Sendable {
     }
 
     public func tenantState(_ tenantID: UUID) async throws -> TenantState? {
+        try await pool.withConnection { connection in try Self.tenantState(tenantID, on: connection) }
+    }
+
+    public func sessionState(tenantID: UUID, sessionID: UUID) async throws -> SessionState? {
+        try await pool.withConnection { connection in try Self.sessionState(tenantID: tenantID, sessionID: sessionID, on: connection) }
+    }
+
+    /// The tenant's and the session's state as they would be once a retry had counted the
+    /// rejection of the release it names (`DecisionStore.lastRelease`), and the release it
+    /// would reject: read in a transaction that is rolled back, so that what a retry would be
+    /// answered is known (explain) with nothing counted. `nil`: no such tenant or session.
+    public func statesAfterRetry(
+        tenantID: UUID,
+        sessionID: UUID,
+        of retry: DecisionStore.Retry
+    ) async throws -> (tenant: TenantState, session: SessionState, rejected: UUID?)? {
         try await pool.withConnection { connection in
-            let asked = Date()
-            guard let tenant = try connection.query(
-                "SELECT state_version, disabled_at IS NOT NULL AS disabled, now() AS database_now FROM tenants WHERE id = $1",
-                [.uuid(tenantID)]
-            ).rows.first else { return nil }
-            // now() was read between the question and the answer: taken as read halfway.
-            let readAt = asked.addingTimeInterval(Date().timeIntervalSince(asked) / 2)
-            let databaseClockOffset = try tenant.decode("database_now", as: Date.self).timeIntervalSince(readAt)
-            let policy = try PolicyStore.current(tenantID: tenantID, lock: false, on: connection) ?? .init(version: 0, policy: .empty)
-            let credentials = try connection.query(
-                "SELECT \(Credential.columns) FROM credentials c WHERE c.tenant_id = $1 AND c.owner <> 'session'",
-                [.uuid(tenantID)]
-            ).rows.map(Credential.init(row:))
-            var blocked: [UUID: Date] = [:]
-            for row in try connection.query(
-                "SELECT credential_id, max(blocked_until) AS until FROM rejection_counters WHERE tenant_id = $1 AND blocked_until > now() GROUP BY credential_id",
-                [.uuid(tenantID)]
-            ).rows {
-                blocked[try row.decode("credential_id")] = try row.decode("until")
+            guard try !connection.query("SELECT 1 FROM sessions WHERE tenant_id = $1 AND id = $2", [.uuid(tenantID), .uuid(sessionID)]).rows.isEmpty else {
+                return nil
             }
-            // Only keys an instance may still hold from before their revocation: the set stays as
-            // small as the revocations of the last hour, however many keys a tenant revoked.
-            let revokedKeys = try connection.query(
-                "SELECT id FROM api_keys WHERE tenant_id = $1 AND revoked_at > now() - make_interval(secs => $2)",
-                [.uuid(tenantID), .int(APIKeyStore.longestCacheSeconds)]
-            ).rows.map { try $0.decode("id", as: UUID.self) }
-            return TenantState(
-                version: try tenant.decode("state_version"),
-                disabled: try tenant.decode("disabled"),
-                revokedKeys: Set(revokedKeys),
-                policy: policy,
-                credentials: credentials,
-                blockedUntil: blocked,
-                databaseClockOffset: databaseClockOffset
-            )
+            try connection.execute("BEGIN")
+            defer { _ = try? connection.execute("ROLLBACK") }
+            var rejected: UUID?
+            if let earlier = try DecisionStore.lastRelease(sessionID: sessionID, retry: retry, on: connection), earlier.outcome == nil {
+                do {
+                    let result = try DecisionStore.recordOutcome(
+                        tenantID: tenantID, decisionID: earlier.id, outcome: .rejected, upstreamStatus: retry.upstreamStatus, source: "retry",
+                        acceptingSecurityChecks: false, on: connection
+                    )
+                    if result?.counted == true { rejected = earlier.id }
+                } catch let error as CountersignError where error.code == .outcomeConflict {
+                    // Reported otherwise meanwhile: the retry would count nothing.
+                }
+            }
+            guard let tenant = try Self.tenantState(tenantID, on: connection),
+                let session = try Self.sessionState(tenantID: tenantID, sessionID: sessionID, on: connection)
+            else { return nil }
+            return (tenant, session, rejected)
         }
+    }
+
+    static func tenantState(_ tenantID: UUID, on connection: PostgresConnection) throws -> TenantState? {
+        let asked = Date()
+        guard let tenant = try connection.query(
+            "SELECT state_version, disabled_at IS NOT NULL AS disabled, now() AS database_now FROM tenants WHERE id = $1",
+            [.uuid(tenantID)]
+        ).rows.first else { return nil }
+        // now() was read between the question and the answer: taken as read halfway.
+        let readAt = asked.addingTimeInterval(Date().timeIntervalSince(asked) / 2)
+        let databaseClockOffset = try tenant.decode("database_now", as: Date.self).timeIntervalSince(readAt)
+        let policy = try PolicyStore.current(tenantID: tenantID, lock: false, on: connection) ?? .init(version: 0, policy: .empty)
+        let credentials = try connection.query(
+            "SELECT \(Credential.columns) FROM credentials c WHERE c.tenant_id = $1 AND c.owner <> 'session'",
+            [.uuid(tenantID)]
+        ).rows.map(Credential.init(row:))
+        var blocked: [UUID: Date] = [:]
+        for row in try connection.query(
+            "SELECT credential_id, max(blocked_until) AS until FROM rejection_counters WHERE tenant_id = $1 AND blocked_until > now() GROUP BY credential_id",
+            [.uuid(tenantID)]
+        ).rows {
+            blocked[try row.decode("credential_id")] = try row.decode("until")
+        }
+        // Only keys an instance may still hold from before their revocation: the set stays as
+        // small as the revocations of the last hour, however many keys a tenant revoked.
+        let revokedKeys = try connection.query(
+            "SELECT id FROM api_keys WHERE tenant_id = $1 AND revoked_at > now() - make_interval(secs => $2)",
+            [.uuid(tenantID), .int(APIKeyStore.longestCacheSeconds)]
+        ).rows.map { try $0.decode("id", as: UUID.self) }
+        return TenantState(
+            version: try tenant.decode("state_version"),
+            disabled: try tenant.decode("disabled"),
+            revokedKeys: Set(revokedKeys),
+            policy: policy,
+            credentials: credentials,
+            blockedUntil: blocked,
+            databaseClockOffset: databaseClockOffset
+        )
     }
 
     // Remembered evaluations are written by DecisionWriter.encoder (RFC 3339 with milliseconds).
@@ -90,48 +130,46 @@ public struct DecisionStateStore: Sendable {
         return decoder
     }()
 
-    public func sessionState(tenantID: UUID, sessionID: UUID) async throws -> SessionState? {
-        try await pool.withConnection { connection in
-            guard let row = try connection.query(
-                "SELECT \(SessionStore.columns) FROM sessions s WHERE s.tenant_id = $1 AND s.id = $2",
-                [.uuid(tenantID), .uuid(sessionID)]
-            ).rows.first else { return nil }
-            let session = try SessionStore.session(from: row)
-            var memory: [String: SessionMemoryEntry] = [:]
-            for entry in try connection.query(
-                """
-                SELECT space_key, disposition, credential_id, persistence, rule_id, rule_name, max_failures, blocked_disposition,
-                    trust_evaluation::text AS trust_evaluation, block_seconds, block_increment_seconds, max_block_seconds
-                FROM session_memory WHERE session_id = $1
-                """,
-                [.uuid(sessionID)]
-            ).rows {
-                let blocked: String? = try entry.decode("blocked_disposition")
-                let trust: String? = try entry.decode("trust_evaluation")
-                let blockSeconds: Int? = try entry.decode("block_seconds")
-                let blockIncrement: Int? = try entry.decode("block_increment_seconds")
-                let maxBlockSeconds: Int? = try entry.decode("max_block_seconds")
-                let remembered = SessionMemoryEntry(
-                    spaceKey: try entry.decode("space_key"),
-                    disposition: try entry.decodeEnum("disposition"),
-                    credentialID: try entry.decode("credential_id"),
-                    persistence: try entry.decodeEnum("persistence"),
-                    ruleID: try entry.decode("rule_id"),
-                    ruleName: try entry.decode("rule_name"),
-                    maxFailures: try entry.decode("max_failures"),
-                    blockSchedule: blockSeconds.map { seconds in
-                        BlockSchedule(seconds: seconds, incrementSeconds: blockIncrement ?? 0, maximumSeconds: maxBlockSeconds ?? seconds)
-                    },
-                    blockedDisposition: blocked.flatMap(Disposition.init(rawValue:)),
-                    trust: try trust.map { try Self.trustDecoder.decode(ServerTrustVerdict.self, from: Data($0.utf8)) }
-                )
-                memory[remembered.spaceKey] = remembered
-            }
-            let credentials = try connection.query(
-                "SELECT \(Credential.columns) FROM credentials c WHERE c.tenant_id = $1 AND c.owner = 'session' AND c.owner_session_id = $2",
-                [.uuid(tenantID), .uuid(sessionID)]
-            ).rows.map(Credential.init(row:))
-            return SessionState(session: session, version: try row.decode("state_version"), memory: memory, credentials: credentials)
+    static func sessionState(tenantID: UUID, sessionID: UUID, on connection: PostgresConnection) throws -> SessionState? {
+        guard let row = try connection.query(
+            "SELECT \(SessionStore.columns) FROM sessions s WHERE s.tenant_id = $1 AND s.id = $2",
+            [.uuid(tenantID), .uuid(sessionID)]
+        ).rows.first else { return nil }
+        let session = try SessionStore.session(from: row)
+        var memory: [String: SessionMemoryEntry] = [:]
+        for entry in try connection.query(
+            """
+            SELECT space_key, disposition, credential_id, persistence, rule_id, rule_name, max_failures, blocked_disposition,
+                trust_evaluation::text AS trust_evaluation, block_seconds, block_increment_seconds, max_block_seconds
+            FROM session_memory WHERE session_id = $1
+            """,
+            [.uuid(sessionID)]
+        ).rows {
+            let blocked: String? = try entry.decode("blocked_disposition")
+            let trust: String? = try entry.decode("trust_evaluation")
+            let blockSeconds: Int? = try entry.decode("block_seconds")
+            let blockIncrement: Int? = try entry.decode("block_increment_seconds")
+            let maxBlockSeconds: Int? = try entry.decode("max_block_seconds")
+            let remembered = SessionMemoryEntry(
+                spaceKey: try entry.decode("space_key"),
+                disposition: try entry.decodeEnum("disposition"),
+                credentialID: try entry.decode("credential_id"),
+                persistence: try entry.decodeEnum("persistence"),
+                ruleID: try entry.decode("rule_id"),
+                ruleName: try entry.decode("rule_name"),
+                maxFailures: try entry.decode("max_failures"),
+                blockSchedule: blockSeconds.map { seconds in
+                    BlockSchedule(seconds: seconds, incrementSeconds: blockIncrement ?? 0, maximumSeconds: maxBlockSeconds ?? seconds)
+                },
+                blockedDisposition: blocked.flatMap(Disposition.init(rawValue:)),
+                trust: try trust.map { try Self.trustDecoder.decode(ServerTrustVerdict.self, from: Data($0.utf8)) }
+            )
+            memory[remembered.spaceKey] = remembered
         }
+        let credentials = try connection.query(
+            "SELECT \(Credential.columns) FROM credentials c WHERE c.tenant_id = $1 AND c.owner = 'session' AND c.owner_session_id = $2",
+            [.uuid(tenantID), .uuid(sessionID)]
+        ).rows.map(Credential.init(row:))
+        return SessionState(session: session, version: try row.decode("state_version"), memory: memory, credentials: credentials)
     }
 }

@@ -292,32 +292,55 @@ public struct DecisionStore: Sendable {
     /// case-insensitively across Unicode (``WindowsAccountName/names(_:)``), which PostgreSQL's
     /// `lower()` does not do under the C locale. One row each, so that a retry costs the same
     /// however many releases the session holds.
-    public func lastRelease(sessionID: UUID, taskID: String, failureCount: Int, ofAnyTask: Bool, spaceKey: String, user: RetryUser) async throws -> DecisionEntry? {
+    public func lastRelease(sessionID: UUID, retry: Retry) async throws -> DecisionEntry? {
+        try await pool.withConnection { connection in try Self.lastRelease(sessionID: sessionID, retry: retry, on: connection) }
+    }
+
+    /// A challenge forwarded again after a failure, as `lastRelease` reads it.
+    public struct Retry: Sendable {
+        public var taskID: String
+        public var failureCount: Int
+        public var ofAnyTask: Bool
+        public var spaceKey: String
+        public var user: RetryUser
+        /// The status of the response that failed, recorded with the rejection.
+        public var upstreamStatus: Int?
+
+        public init(taskID: String, failureCount: Int, ofAnyTask: Bool, spaceKey: String, user: RetryUser, upstreamStatus: Int?) {
+            self.taskID = taskID
+            self.failureCount = failureCount
+            self.ofAnyTask = ofAnyTask
+            self.spaceKey = spaceKey
+            self.user = user
+            self.upstreamStatus = upstreamStatus
+        }
+    }
+
+    static func lastRelease(sessionID: UUID, retry: Retry, on connection: PostgresConnection) throws -> DecisionEntry? {
         let released = "d.session_id = $1 AND d.space_key = $2 AND d.disposition = 'useCredential'"
         let earlierAttempt = "d.task_id = $3 AND d.previous_failure_count < $4"
         let select = "SELECT \(Self.columns), d.released_user, c.domain AS credential_domain FROM decisions d LEFT JOIN credentials c ON c.id = d.credential_id"
-        @Sendable func named(_ row: PostgresRow?) throws -> DecisionEntry? {
+        let parameters: [PostgresValue] = [.uuid(sessionID), .text(retry.spaceKey), .text(retry.taskID), .int(Int64(retry.failureCount))]
+        func named(_ row: PostgresRow?) throws -> DecisionEntry? {
             guard let row else { return nil }
             let releasedUser: String? = try row.decode("released_user")
             let domain: String? = try row.decode("credential_domain")
-            return user.names(releasedUser, ofDomain: domain) ? try Self.entry(from: row) : nil
+            return retry.user.names(releasedUser, ofDomain: domain) ? try Self.entry(from: row) : nil
         }
-        return try await pool.withConnection { connection in
-            // Two statements rather than one with an OR: the first walks the session's task index.
-            if let own = try connection.query(
-                "\(select) WHERE \(released) AND \(earlierAttempt) ORDER BY d.created_at DESC, d.id DESC LIMIT 1",
-                [.uuid(sessionID), .text(spaceKey), .text(taskID), .int(Int64(failureCount))]
-            ).rows.first {
-                return try named(own)
-            }
-            guard ofAnyTask else { return nil }
-            return try named(
-                connection.query(
-                    "\(select) WHERE \(released) AND d.outcome IS NULL AND (d.task_id <> $3 OR \(earlierAttempt)) ORDER BY d.created_at DESC, d.id DESC LIMIT 1",
-                    [.uuid(sessionID), .text(spaceKey), .text(taskID), .int(Int64(failureCount))]
-                ).rows.first
-            )
+        // Two statements rather than one with an OR: the first walks the session's task index.
+        if let own = try connection.query(
+            "\(select) WHERE \(released) AND \(earlierAttempt) ORDER BY d.created_at DESC, d.id DESC LIMIT 1",
+            parameters
+        ).rows.first {
+            return try named(own)
         }
+        guard retry.ofAnyTask else { return nil }
+        return try named(
+            connection.query(
+                "\(select) WHERE \(released) AND d.outcome IS NULL AND (d.task_id <> $3 OR \(earlierAttempt)) ORDER BY d.created_at DESC, d.id DESC LIMIT 1",
+                parameters
+            ).rows.first
+        )
     }
 
     /// Filters of the decision listing; `nil` fields do not filter.

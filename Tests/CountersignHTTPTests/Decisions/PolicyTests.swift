@@ -151,6 +151,33 @@ struct PolicyTests {
         }
     }
 
+    /// A retry counts its rejection before it is answered: explain says what the retry would
+    /// get after that count, counting nothing itself.
+    @Test(arguments: [1, 3])
+    func explainAnswersARetryAsTheRetryWouldBeAnswered(maxFailures: Int) async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            _ = try await api.credential(tenant)
+            try await api.releasePolicy(tenant, then: #""maxFailures": \#(maxFailures), "persistence": "forSession""#)
+            let session = try await api.session(tenant)
+            var released = try #require(try await api.decided(tenant, session: session).string("decisionId"))
+            for failureCount in 1...maxFailures {
+                let challenge = #"{"taskId": "task-1", "protectionSpace": {"host": "intranet.example.com", "port": 443, "protocol": "https", "realm": "Intranet", "authenticationMethod": "\#(Method.basic)"}, "proposedCredential": {"user": "svc", "hasPassword": true}, "previousFailureCount": \#(failureCount)}"#
+                let explained = try await api.call(.post, "/v1/policy/explain", key: tenant.adminKey, json: #"{"sessionId": "\#(session)", "challenge": \#(challenge)}"#)
+                #expect(explained.string("countedRejection") == released, "\(explained)")
+                #expect(try await api.decisionRecord(tenant, released)["outcome"] is NSNull, "explain counts nothing")
+                let answered = try await api.call(.post, "/v1/sessions/\(session)/challenges", key: tenant.clientKey, json: challenge)
+                #expect(answered.string("countedRejection") == released)
+                for field in ["disposition", "source"] {
+                    #expect(explained.string(field) == answered.string(field), "\(field) at failure \(failureCount): \(explained) against \(answered)")
+                }
+                #expect((explained["blockedUntil"] is NSNull) == (answered["blockedUntil"] is NSNull))
+                released = answered.string("decisionId") ?? ""
+            }
+            #expect(try await api.counters(tenant).first?["failures"] as? Int == maxFailures)
+        }
+    }
+
     @Test func aNewPolicyTakesEffectAtOnce() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()
