@@ -82,6 +82,27 @@ struct DevCommandTests {
         try await dev.stop()
         #expect(dev.printed.contains("operator key  in \(keys.operatorKeyFile)\n"), "\(dev.printed)")
         #expect(!dev.printed.contains("\(dev.directory)/operator.key"), "\(dev.printed)")
+
+        // No whole key is printed; the banner's commands read them from the file.
+        let keysFile = dev.directory + "/demo-keys.json"
+        let saved = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: keysFile))) as? [String: Any])
+        for name in ["adminKey", "clientKey"] {
+            let key = try #require(saved[name] as? String)
+            #expect(!dev.printed.contains(key), "\(name) printed: \(dev.printed)")
+            let command = try #require(
+                dev.printed.split(separator: "\n").first { $0.contains("\"\(name)\"") }.map { $0.trimmingCharacters(in: .whitespaces) },
+                "\(dev.printed)"
+            )
+            let shell = Process()
+            shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+            shell.arguments = ["-c", command + "; printf %s \"$\(name == "adminKey" ? "ADMIN_KEY" : "CLIENT_KEY")\""]
+            let out = Pipe()
+            shell.standardOutput = out
+            try shell.run()
+            let read = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            shell.waitUntilExit()
+            #expect(read == key, "\(command) gave \(read)")
+        }
     }
 
     /// Ctrl-C before the service runs (here while the cluster starts) must not leave the cluster

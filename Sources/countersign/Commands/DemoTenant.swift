@@ -103,27 +103,32 @@ struct DemoTenant: Codable {
         return true
     }
 
-    /// `operatorKey` says where the operator key is (`in <file>`).
-    func banner(host: String, port: Int, operatorKey: String) -> String {
+    /// `operatorKey` says where the operator key is (`in <file>`); `keysFile` holds the demo keys.
+    /// The banner names them by their prefix only: standard output is a log under supervisors and
+    /// in CI, and a whole key there is a key leaked. The commands it prints read them from the file.
+    func banner(host: String, port: Int, operatorKey: String, keysFile: String) -> String {
         let base = "http://" + ListenAddress.display(host: host == "0.0.0.0" ? "127.0.0.1" : host == "::" ? "::1" : host, port: port)
+        func prefix(_ key: String) -> String { key.split(separator: "_").prefix(2).joined(separator: "_") + "_…" }
         return """
 
             Countersign dev is starting on \(base)
               tenant        demo (\(tenantID.text))
-              admin key     \(adminKey)
-              client key    \(clientKey)
+              admin key     \(prefix(adminKey))   (whole, in \(keysFile))
+              client key    \(prefix(clientKey))   (whole, in \(keysFile))
               operator key  \(operatorKey)
 
-            Try it: open a session as a client, then forward the Basic challenge a server sent:
-              SESSION=$(curl -s -H 'Authorization: Bearer \(clientKey)' -H 'Content-Type: application/json' \\
+            Try it: take the keys, open a session as a client, then forward the Basic challenge a server sent:
+              ADMIN_KEY=$(grep -o '"adminKey":"[^"]*"' \(keysFile) | cut -d '"' -f 4)
+              CLIENT_KEY=$(grep -o '"clientKey":"[^"]*"' \(keysFile) | cut -d '"' -f 4)
+              SESSION=$(curl -s -H "Authorization: Bearer $CLIENT_KEY" -H 'Content-Type: application/json' \\
                 -d '{"clientId":"laptop-1"}' \(base)/v1/sessions | grep -o '"id":"[^"]*"' | head -n 1 | cut -d '"' -f 4)
-              curl -s -H 'Authorization: Bearer \(clientKey)' -H 'Content-Type: application/json' \\
+              curl -s -H "Authorization: Bearer $CLIENT_KEY" -H 'Content-Type: application/json' \\
                 -d '{"taskId":"t1","protectionSpace":{"host":"\(Self.demoHost)","port":443,"protocol":"https","realm":"Intranet","authenticationMethod":"NSURLAuthenticationMethodHTTPBasic"}}' \\
                 \(base)/v1/sessions/$SESSION/challenges
 
             As the admin, see the policy and the decisions:
-              curl -s -H 'Authorization: Bearer \(adminKey)' \(base)/v1/policy
-              curl -s -H 'Authorization: Bearer \(adminKey)' \(base)/v1/decisions
+              curl -s -H "Authorization: Bearer $ADMIN_KEY" \(base)/v1/policy
+              curl -s -H "Authorization: Bearer $ADMIN_KEY" \(base)/v1/decisions
 
             """
     }

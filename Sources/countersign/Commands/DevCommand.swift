@@ -16,8 +16,9 @@ struct DevCommand: AsyncParsableCommand {
             Without COUNTERSIGN_DATABASE_URL (or --database-url), creates a PostgreSQL cluster under \
             the data directory (initdb + pg_ctl on a unix socket), starts it, and stops it on exit; \
             the next run reuses it. Generates a master key and an operator key there, applies the \
-            migrations, creates the tenant 'demo' with an admin and a client key, prints them with a \
-            ready-to-paste curl example, and serves on 127.0.0.1:8080.
+            migrations, creates the tenant 'demo' with an admin and a client key (kept in \
+            demo-keys.json there, never printed whole), prints a ready-to-paste curl example that \
+            reads them, and serves on 127.0.0.1:8080.
 
             Besides the variables of `countersign serve` (flags win), dev reads:
               COUNTERSIGN_DEV_DIR            the data directory (.countersign)
@@ -101,15 +102,16 @@ struct DevCommand: AsyncParsableCommand {
         }
 
         try ListenAddress.checkAvailable(host: configuration.host, port: configuration.port)
+        let keysFile = directory.appendingPathComponent("demo-keys.json").path
         let demo = try await DemoTenant.prepare(
             configuration: configuration,
             masterKeyFile: http.masterKeyFile ?? Environment.string("COUNTERSIGN_MASTER_KEY_FILE") ?? masterKeyFile,
-            keysFile: directory.appendingPathComponent("demo-keys.json").path,
+            keysFile: keysFile,
             logger: logger
         )
         try interruption.check()
         // Standard output is a pipe under supervisors: flush so the banner shows before the logs.
-        FileHandle.standardOutput.write(Data(demo.banner(host: configuration.host, port: configuration.port, operatorKey: operatorKeySource).utf8))
+        FileHandle.standardOutput.write(Data(demo.banner(host: configuration.host, port: configuration.port, operatorKey: operatorKeySource, keysFile: keysFile).utf8))
 
         let app = try buildApplication(configuration, logger: logger)
         try interruption.end()
