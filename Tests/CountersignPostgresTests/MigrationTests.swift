@@ -177,16 +177,17 @@ struct MigrationTests {
         }
     }
 
-    @Test("a failing migration is rolled back whole and not recorded")
+    @Test("a failing migration is rolled back whole and not recorded, and said with the server's message")
     func failingMigration() async throws {
         try await withPool { pool, _ in
             let broken = [
                 Self.base[0],
                 Migration(version: 2, name: "broken", sql: "CREATE TABLE half (n int); SELECT 1 / 0;"),
             ]
-            await #expect(throws: PostgresError.self) {
+            let error = await expectCode(.migrationFailed) {
                 _ = try await MigrationRunner(migrations: broken).migrate(on: pool, logger: Fixtures.logger)
             }
+            #expect(error?.message == "a database migration failed: division by zero (SQLSTATE 22012)")
             let (versions, half) = try await pool.withConnection { connection in
                 (
                     try connection.query("SELECT version FROM schema_migrations").map { try $0.decode("version", as: Int.self) },

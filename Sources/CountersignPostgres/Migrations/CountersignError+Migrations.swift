@@ -13,6 +13,9 @@ extension CountersignError.Code {
     public static let migrationDuplicateVersion = Self("migration_duplicate_version", kind: .internalFailure)
     /// The migrations directory or one of its files cannot be read, or a file name is invalid.
     public static let migrationUnreadable = Self("migration_unreadable", kind: .internalFailure)
+    /// The database refused a migration, or the migration history table (a role without the
+    /// right to create tables in the schema): said with the server's own message.
+    public static let migrationFailed = Self("migration_failed", kind: .internalFailure)
     /// The migrations directory lacks migrations the build needs (an older release's, or none).
     public static let migrationsIncomplete = Self("migrations_incomplete", kind: .internalFailure)
 }

@@ -26,6 +26,20 @@ public struct MigrationRunner: Sendable {
         self.migrations = migrations.sorted { $0.version < $1.version }
     }
 
+    /// Runs `body`, turning a refusal by the server into `migration_failed` with the server's
+    /// message, which an operator needs ("permission denied for schema public") and which a
+    /// migration's own statements do not fill with secrets. A connection that fails stays a
+    /// `PostgresError`, which callers tell apart (an unreachable database at start-up).
+    static func explainingRefusals<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as PostgresError where error.sqlState != nil {
+            var message = error.serverMessage ?? "the database refused it"
+            if let state = error.sqlState { message += " (SQLSTATE \(state))" }
+            throw CountersignError(.migrationFailed, "a database migration failed: \(message)")
+        }
+    }
+
     /// Reads the `NNNN_name.sql` files of `directory`, sorted by version.
     ///
     /// Files not ending in `.sql` are ignored; a `.sql` file that starts with a digit but is
@@ -69,7 +83,7 @@ public struct MigrationRunner: Sendable {
         var applied: [Migration] = []
         while true {
             let migrations = self.migrations
-            let step: Migration? = try await pool.withTransaction { connection in
+            let step: Migration? = try await Self.explainingRefusals { try await pool.withTransaction { connection in
                 // A migration may rightly take longer than the service's statement timeout,
                 // and so may waiting for another instance's migration.
                 try connection.liftStatementTimeout()
@@ -99,7 +113,7 @@ public struct MigrationRunner: Sendable {
                     [.int(next.version), .text(next.name), .text(next.checksum)]
                 )
                 return next
-            }
+            } }
             guard let step else { break }
             applied.append(step)
         }
