@@ -1,4 +1,5 @@
 import ArgumentParser
+import CountersignHTTP
 
 @main
 struct Countersign: AsyncParsableCommand {
@@ -11,6 +12,7 @@ struct Countersign: AsyncParsableCommand {
             `countersign fetch URL` fetches a protected URL as a fleet app would, through the \
             Countersign URLSession delegate.
             """,
+        version: Release.version,
         subcommands: [ServeCommand.self, MigrateCommand.self, DevCommand.self, FetchCommand.self, RekeyCommand.self],
         defaultSubcommand: nil
     )

@@ -50,6 +50,7 @@ struct ProbeTests {
             #expect(text.contains("countersign_http_request_duration_seconds_bucket"))
             #expect(text.contains("countersign_db_pool_connections"))
             #expect(text.contains("countersign_db_pool_waiters"))
+            #expect(text.contains("countersign_build_info{version=\"\(Release.version)\"} 1.0\n"), "\(text)")
         }
     }
 

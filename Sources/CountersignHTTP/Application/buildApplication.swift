@@ -4,6 +4,7 @@ import CountersignService
 import CountersignStorage
 public import Hummingbird
 public import Logging
+import Metrics
 import ServiceLifecycle
 
 /// Builds the Countersign service: the HTTP server, its routes, and the database pool it
@@ -13,7 +14,9 @@ import ServiceLifecycle
 /// `configuration.migrateAtStart` is false.
 public func buildApplication(_ configuration: ServiceConfiguration, logger: Logger) throws -> some ApplicationProtocol {
     let registry = Observability.registry
+    Gauge(label: "countersign_build_info", dimensions: [("version", Release.version)]).record(1)
     let migrationFiles = try SchemaVersion.migrations(in: configuration.migrationsDirectory)
+    logger.info("countersign \(Release.version)", metadata: ["schema.required": "\(SchemaVersion.required)"])
     let migrations = MigrationRunner(migrations: migrationFiles)
     let pool = PostgresPool(configuration: configuration.database, logger: logger)
 
