@@ -18,7 +18,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             let (mapped, recognised) = CountersignError.from(error)
             if !recognised {
                 context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
-            } else if let unreachable = error as? PostgresError, [.connectionFailed, .poolClosed].contains(unreachable.code) {
+            } else if let unreachable = error as? PostgresError, [.connectionFailed, .connectionLost, .poolClosed].contains(unreachable.code) {
                 context.logger.debug("request failed", metadata: ["code": "\(mapped.code)", "cause": "\(error)"])
             } else if mapped.code.kind == .unavailable || mapped.code.kind == .internalFailure {
                 context.logger.warning("request failed", metadata: ["code": "\(mapped.code)", "cause": "\(error)"])

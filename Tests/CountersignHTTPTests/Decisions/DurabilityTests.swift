@@ -47,15 +47,19 @@ struct DurabilityTests {
         let configuration = try await TestService.configuration(databaseURL: url)
         try await TestService.run(configuration: configuration, logger: logger) { api in
             let tenant = try await api.tenant()
+            let session = try await api.session(tenant)
             try cluster.stop()
             for _ in 0..<5 {
                 let reply = try await api.call(.get, "/v1/policy", key: tenant.adminKey)
                 #expect(reply.status == 503 && reply.errorCode == "database_unavailable", "\(reply)")
+                // A decision fails through the decision writer rather than a store's own call.
+                let decision = try await api.decide(tenant, session: session)
+                #expect(decision.status == 503, "\(decision)")
             }
         }
         let lines = box.all
         #expect(lines.filter { $0.contains("request failed") }.isEmpty, "\(lines)")
-        #expect(lines.filter { $0.hasPrefix("warning request ") && $0.contains("\"status\": 503") }.count == 5, "\(lines)")
+        #expect(lines.filter { $0.hasPrefix("warning request ") && $0.contains("\"status\": 503") }.count == 10, "\(lines)")
         #expect(lines.filter { $0.contains("cannot connect to the database") }.count == 1, "\(lines)")
     }
 
