@@ -122,6 +122,8 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
     if let retention = configuration.retention {
         services.append(PeriodicSweep.retention(decisions: decisionStore, sessions: sessionStore, keptFor: retention, logger: logger))
     }
+    let migrationsAtStart = configuration.migrateAtStart ? MigrationsAtStart(migrations: migrations, pool: pool, logger: logger) : nil
+    if let migrationsAtStart { services.append(migrationsAtStart) }
     services.append(ShutdownNotice(logger: logger, watchesSignals: configuration.announcesShutdownSignals))
     var app = Application(
         router: router,
@@ -137,13 +139,8 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
         services: services,
         logger: logger
     )
-    if configuration.migrateAtStart {
-        app.beforeServerStarts {
-            let applied = try await migrations.migrate(on: pool, logger: logger)
-            if !applied.isEmpty {
-                logger.notice("migrations applied", metadata: ["versions": "\(applied.map(\.version))"])
-            }
-        }
+    if let migrationsAtStart {
+        app.beforeServerStarts { try await migrationsAtStart.applyBeforeServing() }
     } else {
         app.beforeServerStarts {
             // Without the database the service still starts (and /readyz says why it is not ready).

@@ -115,7 +115,7 @@ struct DevCommand: AsyncParsableCommand {
 
         let app = try buildApplication(configuration, logger: logger)
         try interruption.end()
-        try await StartupError.serving(app, database: configuration.database)
+        try await app.runService()
     }
 }
 

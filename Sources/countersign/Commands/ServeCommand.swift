@@ -59,6 +59,6 @@ struct ServeCommand: AsyncParsableCommand {
         }
         try ListenAddress.checkAvailable(host: configuration.host, port: configuration.port)
         let app = try buildApplication(configuration, logger: logger)
-        try await StartupError.serving(app, database: configuration.database)
+        try await app.runService()
     }
 }

@@ -1,5 +1,4 @@
 import CountersignPostgres
-import Hummingbird
 
 /// The service cannot start with what it was given (a file, a key, an address): printed as
 /// `Error: <message>` alone, exit status 1. A flag or environment value that does not parse is
@@ -13,15 +12,6 @@ struct StartupError: Error, CustomStringConvertible {
 }
 
 extension StartupError {
-    /// Runs `app`, saying so when the database cannot be reached at start (`unreachable`).
-    static func serving(_ app: some ApplicationProtocol, database: PostgresConfiguration) async throws {
-        do {
-            try await app.runService()
-        } catch let error as PostgresError where error.code == .connectionFailed {
-            throw unreachable(database, error)
-        }
-    }
-
     /// A database that cannot be reached, said with where it was looked for (its password
     /// masked), rather than as a bare `PostgresError`.
     static func unreachable(_ database: PostgresConfiguration, _ error: PostgresError) -> StartupError {

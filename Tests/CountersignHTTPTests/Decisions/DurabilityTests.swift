@@ -260,6 +260,32 @@ struct OutageMetricsTests {
         return text
     }
 
+    /// An instance started while the database is away serves its probes, unready, rather than
+    /// exiting (a crash loop under an orchestrator), and migrates once the database is back.
+    @Test func anInstanceStartedWithoutItsDatabaseMigratesOnceItIsBack() async throws {
+        let cluster = try TestDatabase.privateCluster()
+        let url = try cluster.start()
+        defer { try? cluster.stop() }
+        try cluster.stop()
+        let keys = try ServiceProcess.Keys()
+        defer { keys.remove() }
+        let instance = try ServiceProcess(databaseURL: url, keys: keys, logLevel: "warning")
+        defer { instance.stop() }
+        var health: Int?
+        for _ in 0..<100 where health == nil && instance.isRunning {
+            health = await instance.status(of: "/healthz")
+            if health == nil { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(health == 200, "\(instance.log)")
+        #expect(await instance.status(of: "/readyz") == 503)
+        #expect(instance.log.contains("cannot reach the database to apply migrations"), "\(instance.log)")
+
+        _ = try cluster.start()
+        try await instance.waitUntilReady()
+        let api = TestAPI(instance.client())
+        #expect(try await api.tenant().id.isEmpty == false, "migrated: a tenant can be made")
+    }
+
     @Test func theDatabaseAndTheListenerAreReportedDownAndBackUp() async throws {
         let cluster = try TestDatabase.privateCluster()
         let url = try cluster.start()

@@ -65,12 +65,19 @@ final class ServiceProcess: @unchecked Sendable {
         try process.run()
     }
 
+    /// The status `GET path` gets, or `nil` when nothing answers.
+    func status(of path: String) async -> Int? {
+        try? await TestClient.withClient(host: "127.0.0.1", port: port) { client in
+            Int(try await client.execute(.init(path, method: .get, authority: "localhost")).status.code)
+        }
+    }
+
     /// Waits until `/readyz` answers 200.
     func waitUntilReady(timeout: Duration = .seconds(30)) async throws {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             guard process.isRunning else { break }
-            if let status = try? await TestClient.withClient(host: "127.0.0.1", port: port, operation: { try await $0.execute(.init("/readyz", method: .get, authority: "localhost")).status }), status == .ok {
+            if await status(of: "/readyz") == 200 {
                 return
             }
             try await Task.sleep(for: .milliseconds(100))

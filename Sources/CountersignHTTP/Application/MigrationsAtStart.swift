@@ -1,0 +1,70 @@
+import CountersignPostgres
+import Logging
+import ServiceLifecycle
+
+/// Applies pending migrations before the server accepts requests. With the database out of
+/// reach it lets the service start anyway, unready (`/readyz` says the schema is behind until
+/// they are applied), and applies them once the database is back, as an instance started with
+/// `--no-migrate` waits for it: a container restarted while the database is away (a rollout
+/// during a failover) serves its probes rather than crash-looping. Any other failure (a refused
+/// migration, a changed file) still stops the service.
+struct MigrationsAtStart: Service {
+    let migrations: MigrationRunner
+    let pool: PostgresPool
+    let logger: Logger
+    /// Whether the start-up attempt left the migrations to `run()`, said once, by the prelude.
+    private let deferral = AsyncStream.makeStream(of: Bool.self)
+
+    /// Pauses between attempts while the database stays away.
+    static let pauses: [Duration] = [.milliseconds(500), .seconds(1), .seconds(2), .seconds(5)]
+
+    init(migrations: MigrationRunner, pool: PostgresPool, logger: Logger) {
+        self.migrations = migrations
+        self.pool = pool
+        self.logger = logger
+    }
+
+    /// The server's prelude: applies them, or leaves them to `run()`.
+    func applyBeforeServing() async throws {
+        do {
+            try await apply()
+            deferral.continuation.yield(false)
+        } catch let error as PostgresError where Self.isUnreachable(error) {
+            logger.warning(
+                "cannot reach the database to apply migrations; serving, unready, and applying them once it is back",
+                metadata: ["error": "\(String(reflecting: error))"]
+            )
+            deferral.continuation.yield(true)
+        }
+        deferral.continuation.finish()
+    }
+
+    func run() async throws {
+        try await cancelWhenGracefulShutdown {
+            var words = deferral.stream.makeAsyncIterator()
+            guard await words.next() == true else { return }
+            for attempt in 0... {
+                try await Task.sleep(for: Self.pauses[min(attempt, Self.pauses.count - 1)])
+                do {
+                    try await apply()
+                    return
+                } catch let error as PostgresError where Self.isUnreachable(error) {
+                    logger.debug("still cannot reach the database to apply migrations", metadata: ["error": "\(String(reflecting: error))"])
+                }
+            }
+        }
+        // A service that returns ends the group: this one stays until the service stops.
+        try? await gracefulShutdown()
+    }
+
+    private func apply() async throws {
+        let applied = try await migrations.migrate(on: pool, logger: logger)
+        if !applied.isEmpty {
+            logger.notice("migrations applied", metadata: ["versions": "\(applied.map(\.version))"])
+        }
+    }
+
+    private static func isUnreachable(_ error: PostgresError) -> Bool {
+        error.code == .connectionFailed || error.code == .connectionLost
+    }
+}
