@@ -1,5 +1,7 @@
+@testable import CountersignHTTP
 import CountersignTestSupport
 import Foundation
+import HTTPTypes
 import Logging
 import Synchronization
 import Testing
@@ -48,6 +50,25 @@ struct AccessLogTests {
         #expect(!operatorLines.isEmpty && operatorLines.allSatisfy { $0.contains("\"principal\": operator") }, "\(operatorLines)")
         // No line carries a whole key.
         #expect(box.all.allSatisfy { !$0.contains(clientKey) })
+    }
+
+    /// The access line names the connection's address and, apart, what `X-Forwarded-For` says;
+    /// a proxy's request id of a safe shape is kept, any other replaced.
+    @Test func accessLinesNameThePeerAndKeepAProxysRequestID() async throws {
+        let (box, logger) = Self.recordingLogger()
+        try await TestService.run(.live, logger: logger) { api in
+            let kept = try await api.call(.get, "/healthz", headers: [RequestObservationMiddleware.requestIDField: "nginx-3f2a.9_b", RequestObservationMiddleware.forwardedForField: "203.0.113.7, 10.0.0.2"])
+            #expect(kept.headers[RequestObservationMiddleware.requestIDField] == "nginx-3f2a.9_b")
+            let replaced = try await api.call(.get, "/healthz", headers: [RequestObservationMiddleware.requestIDField: "a=b;c", RequestObservationMiddleware.forwardedForField: "203.0.113.8 <script>\"fake\"=1"])
+            let replacement = try #require(replaced.headers[RequestObservationMiddleware.requestIDField])
+            #expect(replacement != "a=b;c" && !replacement.isEmpty)
+        }
+        let lines = box.all.filter { $0.hasPrefix("info request ") && $0.contains("/healthz") }
+        #expect(lines.count == 2, "\(lines)")
+        #expect(lines.allSatisfy { $0.contains("\"peer\": 127.0.0.1") }, "\(lines)")
+        #expect(lines.first { $0.contains("nginx-3f2a.9_b") }?.contains("\"forwarded_for\": 203.0.113.7, 10.0.0.2") == true, "\(lines)")
+        #expect(lines.contains { $0.contains("\"forwarded_for\": 203.0.113.8 scriptfake1") }, "\(lines)")
+        #expect(!lines.contains { $0.contains("a=b;c") }, "\(lines)")
     }
 
     @Test func theLogSaysWhenAShutdownBegins() async throws {

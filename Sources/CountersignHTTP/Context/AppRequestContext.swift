@@ -1,6 +1,7 @@
 import CountersignCore
 public import Hummingbird
 import Logging
+public import NIOCore
 import Synchronization
 
 /// The context of every request. Authenticated route groups narrow it to a context that can
@@ -12,10 +13,13 @@ public struct AppRequestContext: RequestContext {
     public var principal: Principal?
     /// Who asked, for the access log line; `nil` when that line is not written at all.
     let accessLog: AccessLogFields?
+    /// The address the connection comes from (a proxy's, behind one), for the access log line.
+    let peer: SocketAddress?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         accessLog = source.logger.logLevel <= RequestObservationMiddleware.lowestLevel ? AccessLogFields() : nil
+        peer = accessLog == nil ? nil : source.channel.remoteAddress
     }
 }
 

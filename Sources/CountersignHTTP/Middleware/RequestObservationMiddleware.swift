@@ -16,6 +16,7 @@ struct RequestObservationMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
 
     static var requestIDField: HTTPField.Name { HTTPField.Name("X-Request-Id")! }
+    static var forwardedForField: HTTPField.Name { HTTPField.Name("X-Forwarded-For")! }
     /// Failures are logged at this level, other requests at info.
     static let lowestLevel = Logger.Level.warning
 
@@ -23,6 +24,12 @@ struct RequestObservationMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = DispatchTime.now().uptimeNanoseconds
+        var context = context
+        // A proxy's id (nginx's `$request_id`), kept so that its log and ours name one request
+        // alike; an id of another shape is replaced, since it would reach log lines as it came.
+        if let forwarded = request.headers[Self.requestIDField], Self.isRequestID(forwarded) {
+            context.logger[metadataKey: "hb.request.id"] = .string(forwarded)
+        }
         var response = try await next(request, context)
         let elapsed = DispatchTime.now().uptimeNanoseconds - start
         // Hummingbird names a path no route takes "NotFound": one label, `unmatched`, for every
@@ -43,9 +50,30 @@ struct RequestObservationMiddleware: RouterMiddleware {
                 "duration_ms": Self.duration(nanoseconds: elapsed),
             ]
             if let who = context.accessLog?.metadata { metadata.merge(who) { current, _ in current } }
+            if let peer = context.peer?.ipAddress { metadata["peer"] = .string(peer) }
+            // What the client says, through a proxy, is only ever its own field: the peer is the
+            // address that can be trusted.
+            if let forwardedFor = request.headers[Self.forwardedForField] { metadata["forwarded_for"] = .string(Self.loggable(forwardedFor)) }
             context.logger.log(level: level, "request", metadata: metadata)
         }
         return response
+    }
+
+    /// Whether a request id a proxy sent can be ours: 1 to 128 letters, digits, `.`, `_`, `-`.
+    static func isRequestID(_ text: String) -> Bool {
+        (1...128).contains(text.utf8.count) && text.utf8.allSatisfy { isAlphanumeric($0) || Array("._-".utf8).contains($0) }
+    }
+
+    /// `X-Forwarded-For` as a log field: addresses, commas and spaces only, at most 256 bytes,
+    /// so that no client can write a line of its own into the log.
+    static func loggable(_ forwardedFor: String) -> String {
+        let kept = forwardedFor.utf8.prefix(256).filter { isAlphanumeric($0) || Array(".:, []".utf8).contains($0) }
+        return String(decoding: kept, as: UTF8.self)
+    }
+
+    private static func isAlphanumeric(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+            || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
     }
 
     /// How the access line gives a request's duration: milliseconds, to the microsecond.
