@@ -15,7 +15,7 @@ struct DevProcess {
 
     /// Starts `dev --data-dir <keys.directory>/dev` with `arguments`, without the master key or
     /// database the test process's environment may name.
-    init(keys: ServiceProcess.Keys, _ arguments: [String]) throws {
+    init(keys: ServiceProcess.Keys, _ arguments: [String], environment extra: [String: String] = [:]) throws {
         directory = keys.directory.appendingPathComponent("dev").path
         output = keys.directory.appendingPathComponent("dev.out")
         _ = FileManager.default.createFile(atPath: output.path, contents: nil)
@@ -23,6 +23,7 @@ struct DevProcess {
         process.arguments = ["dev", "--data-dir", directory, "--port", String(try LoopbackPort.free()), "--migrations-dir", TestService.migrationsDirectory] + arguments
         var environment = ProcessInfo.processInfo.environment
         for name in ["COUNTERSIGN_MASTER_KEY_FILE", "COUNTERSIGN_OPERATOR_KEY", "COUNTERSIGN_DATABASE_URL"] { environment[name] = nil }
+        environment.merge(extra) { _, given in given }
         process.environment = environment
         let handle = try FileHandle(forWritingTo: output)
         process.standardOutput = handle
@@ -103,6 +104,20 @@ struct DevCommandTests {
             shell.waitUntilExit()
             #expect(read == key, "\(command) gave \(read)")
         }
+    }
+
+    /// A directory the operator names is the one meant: without the programs, dev says so
+    /// rather than take others it finds.
+    @Test func aPostgresDirectoryNamedWithoutTheProgramsIsRefused() async throws {
+        let keys = try ServiceProcess.Keys()
+        defer { keys.remove() }
+        let dev = try DevProcess(keys: keys, ["--log-level", "error"], environment: ["COUNTERSIGN_PG_BINDIR": keys.directory.path])
+        defer { if !dev.hasEnded { dev.process.terminate() } }
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !dev.hasEnded, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        try await dev.stop()
+        #expect(dev.exitStatus != nil && dev.exitStatus != 0, "\(dev.printed)")
+        #expect(dev.printed.contains("COUNTERSIGN_PG_BINDIR is \(keys.directory.path), which holds no initdb and pg_ctl programs"), "\(dev.printed)")
     }
 
     /// Ctrl-C before the service runs (here while the cluster starts) must not leave the cluster

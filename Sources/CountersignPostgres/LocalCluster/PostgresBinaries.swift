@@ -11,11 +11,15 @@ struct PostgresBinaries: Sendable {
 
     private static let cached = Mutex<PostgresBinaries?>(nil)
 
-    /// Looks, in order, at `COUNTERSIGN_PG_BINDIR`, `pg_config --bindir`, the highest
-    /// `/usr/lib/postgresql/<version>/bin` (Debian, Ubuntu) and `PATH`. A directory counts
-    /// only if it holds both `initdb` and `pg_ctl`.
+    /// Takes `COUNTERSIGN_PG_BINDIR` when it is set, and refuses it when it lacks `initdb` or
+    /// `pg_ctl` (an operator who names a directory means that one); else looks, in order, at
+    /// `pg_config --bindir`, the highest `/usr/lib/postgresql/<version>/bin` (Debian, Ubuntu)
+    /// and `PATH`. A directory counts only if it holds both.
     static func locate() throws -> PostgresBinaries {
         if let found = cached.withLock({ $0 }) { return found }
+        if let explicit = ProcessInfo.processInfo.environment["COUNTERSIGN_PG_BINDIR"], !explicit.isEmpty, !isServerDirectory(explicit) {
+            throw ProcessRunnerError(message: "COUNTERSIGN_PG_BINDIR is \(explicit), which holds no initdb and pg_ctl programs")
+        }
         guard let directory = candidateDirectories().first(where: isServerDirectory) else {
             throw ProcessRunnerError(
                 message: "cannot find the PostgreSQL server programs (initdb, pg_ctl): install the server "
