@@ -71,6 +71,20 @@ struct AccessLogTests {
         #expect(!lines.contains { $0.contains("a=b;c") }, "\(lines)")
     }
 
+    /// JSON lines give numbers as numbers, which log systems compare as such.
+    @Test func jsonAccessLinesHaveNumbersAsNumbers() async throws {
+        let keys = try ServiceProcess.Keys()
+        defer { keys.remove() }
+        let instance = try ServiceProcess(databaseURL: try await TestDatabase.freshDatabase(), keys: keys, logLevel: "info", arguments: ["--log-format", "json"])
+        defer { instance.stop() }
+        try await instance.waitUntilReady()
+        let lines = instance.log.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let access = try #require(lines.first { $0["msg"] as? String == "request" && $0["route"] as? String == "/readyz" }, "\(instance.log)")
+        #expect(access["status"] as? Int == 200, "\(access)")
+        #expect(access["duration_ms"] is NSNumber && !(access["duration_ms"] is String), "\(access)")
+        #expect(access["method"] as? String == "GET")
+    }
+
     @Test func theLogSaysWhenAShutdownBegins() async throws {
         let (box, logger) = Self.recordingLogger()
         try await TestService.run(logger: logger) { api in

@@ -78,7 +78,7 @@ struct RequestObservationMiddleware: RouterMiddleware {
 
     /// How the access line gives a request's duration: milliseconds, to the microsecond.
     static func duration(nanoseconds: UInt64) -> Logger.MetadataValue {
-        .string(String(format: "%.3f", Double(nanoseconds) / 1_000_000))
+        .stringConvertible(LoggedNumber(String(format: "%.3f", Double(nanoseconds) / 1_000_000)))
     }
 }
 
@@ -116,5 +116,15 @@ final class RequestMetrics: Sendable {
         }
         pair.requests.increment()
         pair.duration.recordNanoseconds(Int64(clamping: nanoseconds))
+    }
+}
+
+/// A number in a log line, written as it is given: a JSON log writes it as a number (which log
+/// systems query as one), a text log as its digits.
+public struct LoggedNumber: CustomStringConvertible, Sendable {
+    public let description: String
+
+    init(_ digits: String) {
+        description = digits
     }
 }

@@ -1,3 +1,4 @@
+import CountersignHTTP
 import Foundation
 import Logging
 import Synchronization
@@ -34,9 +35,13 @@ struct JSONLogHandler: LogHandler {
         Self.output.withLock { _ in FileHandle.standardError.write(line) }
     }
 
+    /// Numbers as numbers (a status, a duration), so that log systems compare them as such;
+    /// anything else by its description.
     private static func json(_ value: Logger.Metadata.Value) -> Any {
         switch value {
         case .string(let text): text
+        case .stringConvertible(let number as Int): number
+        case .stringConvertible(let number as LoggedNumber): NSDecimalNumber(string: number.description)
         case .stringConvertible(let convertible): convertible.description
         case .array(let values): values.map(json)
         case .dictionary(let dictionary): dictionary.mapValues(json)

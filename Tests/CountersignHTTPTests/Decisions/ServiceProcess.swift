@@ -47,7 +47,7 @@ final class ServiceProcess: @unchecked Sendable {
         }
     }
 
-    init(databaseURL: String, keys: Keys, logLevel: String = "error") throws {
+    init(databaseURL: String, keys: Keys, logLevel: String = "error", arguments extra: [String] = []) throws {
         port = try LoopbackPort.free()
         logFile = keys.directory.appendingPathComponent("instance-\(port).log")
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
@@ -58,7 +58,7 @@ final class ServiceProcess: @unchecked Sendable {
             "serve", "--database-url", databaseURL, "--port", String(port), "--operator-key-file", keys.operatorKeyFile,
             "--master-key-file", keys.masterKeyFile, "--log-level", logLevel, "--migrations-dir", TestService.migrationsDirectory,
             "--api-key-cache-seconds", "0",
-        ]
+        ] + extra
         process.standardOutput = log
         process.standardError = log
         process.standardInput = FileHandle.nullDevice
