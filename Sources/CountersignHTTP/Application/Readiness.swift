@@ -69,7 +69,7 @@ final class Readiness: Sendable {
     static func masterKeyMismatch(hasMasterKey: Bool) -> String {
         hasMasterKey
             ? "the master key is not this database's: it does not open what the database holds sealed under its master key (COUNTERSIGN_MASTER_KEY_FILE; after `countersign rekey`, the new key)"
-            : "this instance has no master key, and the database holds secrets sealed under one (COUNTERSIGN_MASTER_KEY_FILE)"
+            : "this instance has no master key, and the database has one: an instance started with it sealed a check value, and any secret, under it (COUNTERSIGN_MASTER_KEY_FILE)"
     }
 }
 

@@ -53,7 +53,7 @@ struct SecretsAtRestTests {
         let refusal = await #expect(throws: CountersignError.self) {
             try await TestService.run(configuration: keyless) { _ in }
         }
-        #expect(refusal?.message.contains("this instance has no master key, and the database holds secrets sealed under one") == true, "\(String(describing: refusal))")
+        #expect(refusal?.message.contains("this instance has no master key, and the database has one") == true, "\(String(describing: refusal))")
     }
 
     @Test func theDatabaseNeverHoldsThePlaintext() async throws {
