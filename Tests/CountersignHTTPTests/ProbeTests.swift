@@ -51,6 +51,9 @@ struct ProbeTests {
             #expect(text.contains("countersign_db_pool_connections"))
             #expect(text.contains("countersign_db_pool_waiters"))
             #expect(text.contains("countersign_build_info{version=\"\(Release.version)\"} 1.0\n"), "\(text)")
+            // Counters an alert may watch exist before their first event.
+            #expect(text.contains(#"countersign_decisions_total{disposition="rejectProtectionSpace",source="noMatchingRule"}"#), "\(text)")
+            #expect(text.contains(#"countersign_security_check_answers_total{action="cancel"}"#), "\(text)")
         }
     }
 

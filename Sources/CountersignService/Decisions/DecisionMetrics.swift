@@ -1,8 +1,9 @@
 import CountersignCore
 import Metrics
-import Synchronization
 
-/// `countersign_decisions_total` by disposition and source, each counter made once.
+/// `countersign_decisions_total` by disposition and source, and
+/// `countersign_security_check_answers_total` by action: every series made at start, at 0, so
+/// that a rate or an alert on one exists before its first event.
 final class DecisionMetrics: Sendable {
     static let shared = DecisionMetrics()
 
@@ -11,19 +12,32 @@ final class DecisionMetrics: Sendable {
         var source: DecisionSource
     }
 
-    private let counters = Mutex<[Key: Counter]>([:])
+    private let decisions: [Key: Counter]
+    private let securityCheckAnswers: [SecurityCheckAnswerAction: Counter]
+
+    private init() {
+        var decisions: [Key: Counter] = [:]
+        for disposition in Disposition.allCases {
+            for source in DecisionSource.allCases {
+                decisions[Key(disposition: disposition, source: source)] = Counter(
+                    label: "countersign_decisions_total",
+                    dimensions: [("disposition", disposition.rawValue), ("source", source.rawValue)]
+                )
+            }
+        }
+        self.decisions = decisions
+        securityCheckAnswers = Dictionary(
+            uniqueKeysWithValues: SecurityCheckAnswerAction.allCases.map {
+                ($0, Counter(label: "countersign_security_check_answers_total", dimensions: [("action", $0.rawValue)]))
+            }
+        )
+    }
 
     func decided(_ plan: DecisionPlan) {
-        let key = Key(disposition: plan.disposition, source: plan.source)
-        let counter = counters.withLock { counters in
-            if let counter = counters[key] { return counter }
-            let counter = Counter(
-                label: "countersign_decisions_total",
-                dimensions: [("disposition", plan.disposition.rawValue), ("source", plan.source.rawValue)]
-            )
-            counters[key] = counter
-            return counter
-        }
-        counter.increment()
+        decisions[Key(disposition: plan.disposition, source: plan.source)]?.increment()
+    }
+
+    func answered(_ action: SecurityCheckAnswerAction) {
+        securityCheckAnswers[action]?.increment()
     }
 }

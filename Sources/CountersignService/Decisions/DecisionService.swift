@@ -35,6 +35,8 @@ public struct DecisionService: Sendable {
         self.writer = writer
         self.decisions = decisions
         self.logger = logger
+        // The decision counters exist from start, at 0.
+        _ = DecisionMetrics.shared
     }
 
     /// How many times a decision is made again after its state changed under it before the

@@ -2,7 +2,6 @@ public import CountersignCore
 public import CountersignStorage
 public import Foundation
 public import Logging
-import Metrics
 
 /// Answers MobileFirst-style security checks centrally: for each check of a challenge list,
 /// the tenant's handler (part of the policy) says whether to submit an answer filled from a
@@ -151,7 +150,7 @@ public struct SecurityCheckService: Sendable {
                     blockedUntil: plan.decision.blockedUntil,
                     reason: plan.decision.reason
                 )
-                Counter(label: "countersign_security_check_answers_total", dimensions: [("action", plan.action.rawValue)]).increment()
+                DecisionMetrics.shared.answered(plan.action)
             }
             pending = pending.filter { answers[$0] == nil }
             if pending.isEmpty { return answers }
