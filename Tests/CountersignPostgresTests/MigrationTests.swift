@@ -199,6 +199,21 @@ struct MigrationTests {
         }
     }
 
+    /// A connection lost mid-migration (a failover terminates backends, 57P01) is an unreachable
+    /// database, which the service waits for at start, not a migration the database refused.
+    @Test("a connection lost during a migration stays a lost connection")
+    func lostConnectionIsNoRefusal() async throws {
+        try await withPool { pool, _ in
+            let terminating = [Self.base[0], Migration(version: 2, name: "terminated", sql: "SELECT pg_terminate_backend(pg_backend_pid());")]
+            do {
+                _ = try await MigrationRunner(migrations: terminating).migrate(on: pool, logger: Fixtures.logger)
+                Issue.record("expected the connection to be lost")
+            } catch let error as PostgresError {
+                #expect(error.code == .connectionLost, "\(String(reflecting: error))")
+            }
+        }
+    }
+
     @Test("a long migration is not cut off by the pool's statement timeout")
     func noStatementTimeout() async throws {
         try await Fixtures.withFreshPool(poolSize: 1, statementTimeout: .milliseconds(100)) { pool, _ in

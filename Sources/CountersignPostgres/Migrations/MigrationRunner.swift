@@ -28,12 +28,13 @@ public struct MigrationRunner: Sendable {
 
     /// Runs `body`, turning a refusal by the server into `migration_failed` with the server's
     /// message, which an operator needs ("permission denied for schema public") and which a
-    /// migration's own statements do not fill with secrets. A connection that fails stays a
-    /// `PostgresError`, which callers tell apart (an unreachable database at start-up).
+    /// migration's own statements do not fill with secrets. Anything else stays a `PostgresError`:
+    /// a connection lost or refused (which carries a SQLSTATE too, 08006 or 57P01 in a failover)
+    /// is an unreachable database, which callers tell apart and wait for at start-up.
     static func explainingRefusals<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
-        } catch let error as PostgresError where error.sqlState != nil {
+        } catch let error as PostgresError where error.code == .queryFailed {
             var message = error.serverMessage ?? "the database refused it"
             if let state = error.sqlState { message += " (SQLSTATE \(state))" }
             throw CountersignError(.migrationFailed, "a database migration failed: \(message)")
