@@ -246,6 +246,7 @@ struct DelegateAnswerTests {
         SpaceSpelling(description: "Apple's port 0 over http", host: "intranet.example.com", port: 0, scheme: "http", finalURL: "http://intranet.example.com/private"),
         SpaceSpelling(description: "an IPv6 host in brackets", host: "[2001:db8::1]", port: 8443, scheme: "http", finalURL: "http://[2001:db8::1]:8443/private"),
         SpaceSpelling(description: "an IPv6 host without brackets", host: "2001:db8::1", port: 8443, scheme: "http", finalURL: "http://[2001:db8::1]:8443/private"),
+        SpaceSpelling(description: "an internationalized host, the URL in its ASCII form", host: "Bücher.example", port: 443, scheme: "https", finalURL: "https://xn--bcher-kva.example/private"),
     ]
 
     @Test("a 401 from the credential's own server rejects it, however the space spells host and port", arguments: spellings)

@@ -82,11 +82,19 @@ public struct ProtectionSpace: Codable, Hashable, Sendable {
     /// The default port of each protocol and proxy type Apple names.
     static let defaultPorts: [String: Int] = ["http": 80, "https": 443, "ftp": 21, "socks": 1080]
 
-    /// A host as the service compares it: case folded, without a fully qualified name's trailing
-    /// dot, an IPv6 address without its brackets (a protection space may bracket it where a
-    /// response's URL does not, or the other way round).
+    /// A host as the service compares it: an internationalized name in its ASCII form (IDNA, as
+    /// Foundation's `URL` gives it: `Bücher.example` is `xn--bcher-kva.example`), case folded,
+    /// without a fully qualified name's trailing dot, an IPv6 address without its brackets (a
+    /// protection space may bracket it where a response's URL does not, or the other way round).
     static func foldedHost(_ host: String) -> String {
-        var folded = host.lowercased()
+        var folded = host
+        if folded.utf8.contains(where: { $0 >= 0x80 }) {
+            var components = URLComponents()
+            components.host = folded
+            // A name IDNA has no ASCII form for comes back percent-encoded: left as it is.
+            if let encoded = components.encodedHost, !encoded.isEmpty, !encoded.contains("%") { folded = encoded }
+        }
+        folded = folded.lowercased()
         if folded.hasPrefix("["), folded.hasSuffix("]") { folded = String(folded.dropFirst().dropLast()) }
         if folded.count > 1, folded.hasSuffix(".") { folded.removeLast() }
         return folded

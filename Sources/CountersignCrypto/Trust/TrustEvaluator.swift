@@ -135,6 +135,13 @@ public enum TrustEvaluator {
     /// Whether `pin` is a well-formed SPKI SHA-256 pin: base64 of 32 bytes (padding optional,
     /// base64url accepted). Policies should refuse ill-formed pins when they are configured,
     /// since an ill-formed pin never matches.
+    /// Reads the system trust anchors now, if not yet: a blocking read of the CA bundle (or of
+    /// every file of the CA directory), for a thread that may block, at start-up, rather than
+    /// in the first evaluation that needs them, on a thread that must not.
+    public static func loadSystemAnchors() -> Int {
+        SystemAnchors.certificates.count
+    }
+
     public static func isValidPin(_ pin: String) -> Bool {
         decodePin(pin) != nil
     }

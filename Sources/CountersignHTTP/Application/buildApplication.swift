@@ -1,10 +1,12 @@
 import CountersignCore
+import CountersignCrypto
 import CountersignPostgres
 import CountersignService
 import CountersignStorage
 public import Hummingbird
 public import Logging
 import Metrics
+import NIOPosix
 import ServiceLifecycle
 
 /// Builds the Countersign service: the HTTP server, its routes, and the database pool it
@@ -150,6 +152,10 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
                 metadata: ["migration.pending": "\(pending.count)", "migration.version": "\(first.version)"]
             )
         }
+    }
+    app.beforeServerStarts {
+        let anchors = try await NIOThreadPool.singleton.runIfActive { TrustEvaluator.loadSystemAnchors() }
+        logger.debug("system trust anchors read", metadata: ["anchors": "\(anchors)"])
     }
     app.beforeServerStarts {
         // A wrong master key would otherwise pass readiness and fail every release of a secret.
