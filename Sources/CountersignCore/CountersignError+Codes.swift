@@ -23,6 +23,8 @@ extension CountersignError.Code {
     public static let invalidAPIKey = Self("invalid_api_key", kind: .unauthenticated)
     public static let insufficientRole = Self("insufficient_role", kind: .forbidden)
     public static let tenantDisabled = Self("tenant_disabled", kind: .forbidden)
+    /// A client key bound to one `clientId` opening a session under another.
+    public static let clientIDNotAllowed = Self("client_id_not_allowed", kind: .forbidden)
 
     // Objects.
     public static let notFound = Self("not_found", kind: .notFound)

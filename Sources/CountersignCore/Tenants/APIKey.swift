@@ -19,8 +19,12 @@ public struct APIKey: Sendable, Hashable, Codable {
     public var prefix: String
     public var createdAt: Date
     public var revokedAt: Date?
+    /// The one `clientId` a client key is bound to: it opens sessions under that one only, and
+    /// reaches only that client's sessions and decisions. `nil`: a key a fleet shares, which may
+    /// claim any.
+    public var clientID: String?
 
-    public init(id: UUID, tenantID: UUID, name: String, role: APIKeyRole, prefix: String, createdAt: Date, revokedAt: Date?) {
+    public init(id: UUID, tenantID: UUID, name: String, role: APIKeyRole, prefix: String, createdAt: Date, revokedAt: Date?, clientID: String? = nil) {
         self.id = id
         self.tenantID = tenantID
         self.name = name
@@ -28,6 +32,7 @@ public struct APIKey: Sendable, Hashable, Codable {
         self.prefix = prefix
         self.createdAt = createdAt
         self.revokedAt = revokedAt
+        self.clientID = clientID
     }
 
     public var isRevoked: Bool { revokedAt != nil }
@@ -35,5 +40,6 @@ public struct APIKey: Sendable, Hashable, Codable {
     enum CodingKeys: String, CodingKey {
         case id, name, role, prefix, createdAt, revokedAt
         case tenantID = "tenantId"
+        case clientID = "clientId"
     }
 }

@@ -13,13 +13,22 @@ struct APIKeyController: Sendable {
     struct CreateKey: Codable {
         var name: String
         var role: APIKeyRole
+        var clientId: String?
     }
 
     func addRoutes(to group: RouterGroup<AdminRequestContext>) {
         group.post { request, context in
             let input = try await body.decode(CreateKey.self, from: request)
             let name = try Validation.name(input.name, field: "name")
-            guard let created = try await keys.create(tenantID: context.tenantID, name: name, role: input.role, createdBy: .key(context.key.id)) else {
+            if let clientID = input.clientId {
+                guard input.role == .client else { throw CountersignError(.invalidField, "'clientId' binds client keys only; an \(input.role.rawValue) key has none") }
+                try Validation.name(clientID, field: "clientId")
+            }
+            guard
+                let created = try await keys.create(
+                    tenantID: context.tenantID, name: name, role: input.role, clientID: input.clientId, createdBy: .key(context.key.id)
+                )
+            else {
                 throw CountersignError(.notFound, "no such tenant")
             }
             context.logger.notice("key created", metadata: ["created": "\(created.key.prefix)", "role": "\(input.role.rawValue)"])

@@ -44,6 +44,9 @@ struct SessionController: Sendable {
     func addRoutes(to group: RouterGroup<ClientRequestContext>) {
         group.post { request, context in
             let input = try await body.decode(OpenSession.self, from: request)
+            if let bound = context.key.clientID, input.clientId != bound {
+                throw CountersignError(.clientIDNotAllowed, "this key serves the client '\(bound)' only")
+            }
             let session = try await sessions.open(
                 tenantID: context.tenantID,
                 keyID: context.key.id,

@@ -39,7 +39,8 @@ public struct APIKeyStore: Sendable {
     }
 
     /// Creates a key for an existing tenant; `nil` when the tenant does not exist.
-    public func create(tenantID: UUID, name: String, role: APIKeyRole, createdBy: Creator) async throws -> Created? {
+    /// `clientID` binds a client key to one client (`APIKey.clientID`).
+    public func create(tenantID: UUID, name: String, role: APIKeyRole, clientID: String? = nil, createdBy: Creator) async throws -> Created? {
         let id = UUID.random()
         let token = APIKeyToken(lookupBytes: try SecureRandom.bytes(APIKeyToken.lookupIDLength), secret: try SecureRandom.token(byteCount: 32))
         let hash = Self.hash(of: token)
@@ -47,17 +48,20 @@ public struct APIKeyStore: Sendable {
             return try await pool.withConnection { connection in
                 let rows = try connection.query(
                     """
-                    INSERT INTO api_keys AS k (id, tenant_id, lookup_id, secret_hash, role, name, created_by)
-                    SELECT $1, t.id, $3, $4, $5, $6, $7 FROM tenants t WHERE t.id = $2
+                    INSERT INTO api_keys AS k (id, tenant_id, lookup_id, secret_hash, role, name, created_by, client_id)
+                    SELECT $1, t.id, $3, $4, $5, $6, $7, $8 FROM tenants t WHERE t.id = $2
                     RETURNING \(Self.columns)
                     """,
-                    [.uuid(id), .uuid(tenantID), .text(token.lookupID), .bytea(hash), .text(role.rawValue), .text(name), .text(createdBy.recorded)]
+                    [
+                        .uuid(id), .uuid(tenantID), .text(token.lookupID), .bytea(hash), .text(role.rawValue), .text(name), .text(createdBy.recorded),
+                        PostgresValue(clientID),
+                    ]
                 )
                 return try rows.rows.first.map { Created(key: try Self.key(from: $0), token: token) }
             }
         } catch let error as PostgresError where error.isUniqueViolation {
             // Two keys drew the same 60-bit lookup id: draw again rather than fail the admin.
-            return try await create(tenantID: tenantID, name: name, role: role, createdBy: createdBy)
+            return try await create(tenantID: tenantID, name: name, role: role, clientID: clientID, createdBy: createdBy)
         }
     }
 
@@ -151,7 +155,7 @@ public struct APIKeyStore: Sendable {
         Digest.hash(.sha256, token.text)
     }
 
-    static let columns = "k.id, k.tenant_id, k.lookup_id, k.role, k.name, k.created_at, k.revoked_at"
+    static let columns = "k.id, k.tenant_id, k.lookup_id, k.role, k.name, k.created_at, k.revoked_at, k.client_id"
 
     static func key(from row: PostgresRow) throws -> APIKey {
         let lookupID: String = try row.decode("lookup_id")
@@ -162,7 +166,8 @@ public struct APIKeyStore: Sendable {
             role: try row.decodeEnum("role"),
             prefix: APIKeyToken(lookupID: lookupID, secret: "").prefix,
             createdAt: try row.decode("created_at"),
-            revokedAt: try row.decode("revoked_at")
+            revokedAt: try row.decode("revoked_at"),
+            clientID: try row.decode("client_id")
         )
     }
 }
