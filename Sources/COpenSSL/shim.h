@@ -137,36 +137,45 @@ static inline long countersign_kdf_work(const X509_ALGOR *algorithm) {
     return work;
 }
 
-static inline int countersign_kdf_work_within(const X509_ALGOR *algorithm, long limit) {
+// 1 when the derivation of `algorithm` asks for at most `limit` and fits in what is left of
+// `budget`, which it then takes. A budget for the whole file besides the cap per derivation: a
+// file repeating one encrypted part hundreds of times passes the cap, each copy costing a
+// derivation at it.
+static inline int countersign_kdf_work_within(const X509_ALGOR *algorithm, long limit, long *budget) {
     long work = countersign_kdf_work(algorithm);
-    return work >= 0 && work <= limit;
+    if (work < 0 || work > limit || work > *budget) return 0;
+    *budget -= work;
+    return 1;
 }
 
-// 1 when every shrouded key bag in `bags` asks for at most `limit` (see countersign_kdf_work).
-static inline int countersign_pkcs12_bags_within(const STACK_OF(PKCS12_SAFEBAG) *bags, long limit) {
+// 1 when the shrouded key bags in `bags` each ask for at most `limit` and fit in `budget`
+// together (see countersign_kdf_work).
+static inline int countersign_pkcs12_bags_within(const STACK_OF(PKCS12_SAFEBAG) *bags, long limit, long *budget) {
     for (int index = 0; index < sk_PKCS12_SAFEBAG_num(bags); index++) {
         const PKCS12_SAFEBAG *bag = sk_PKCS12_SAFEBAG_value(bags, index);
         int nid = PKCS12_SAFEBAG_get_nid(bag);
         if (nid == NID_pkcs8ShroudedKeyBag) {
             const X509_ALGOR *algorithm = NULL;
             X509_SIG_get0(PKCS12_SAFEBAG_get0_pkcs8(bag), &algorithm, NULL);
-            if (algorithm == NULL || !countersign_kdf_work_within(algorithm, limit)) return 0;
+            if (algorithm == NULL || !countersign_kdf_work_within(algorithm, limit, budget)) return 0;
         } else if (nid == NID_safeContentsBag) {
             // PKCS12_parse descends into nested bags and decrypts the key bags it finds there.
             // The nesting is as deep as the ASN.1 decoder allowed (ASN1_MAX_CONSTRUCTED_NEST).
-            if (!countersign_pkcs12_bags_within(PKCS12_SAFEBAG_get0_safes(bag), limit)) return 0;
+            if (!countersign_pkcs12_bags_within(PKCS12_SAFEBAG_get0_safes(bag), limit, budget)) return 0;
         }
     }
     return 1;
 }
 
-// 1 when every password-based encryption in `p12` (its encrypted contents, and the shrouded
-// key bags in them) asks for at most `limit`; 0 otherwise, or when its contents cannot be read.
-// Each encrypted part is checked before it is decrypted, with the password already verified by
-// the MAC, so no derivation above the limit ever runs.
-static inline int countersign_pkcs12_kdf_within(PKCS12 *p12, const char *password, int passwordLength, long limit) {
+// 1 when each password-based encryption in `p12` (its encrypted contents, and the shrouded key
+// bags in them) asks for at most `limit`, and all of them for at most `total` together; 0
+// otherwise, or when its contents cannot be read. Each encrypted part is checked before it is
+// decrypted, with the password already verified by the MAC, so no derivation beyond either ever
+// runs.
+static inline int countersign_pkcs12_kdf_within(PKCS12 *p12, const char *password, int passwordLength, long limit, long total) {
     STACK_OF(PKCS7) *safes = PKCS12_unpack_authsafes(p12);
     if (safes == NULL) return 0;
+    long budget = total;
     int within = 1;
     for (int index = 0; within && index < sk_PKCS7_num(safes); index++) {
         PKCS7 *safe = sk_PKCS7_value(safes, index);
@@ -176,14 +185,14 @@ static inline int countersign_pkcs12_kdf_within(PKCS12 *p12, const char *passwor
             bags = PKCS12_unpack_p7data(safe);
         } else if (type == NID_pkcs7_encrypted) {
             if (safe->d.encrypted == NULL || safe->d.encrypted->enc_data == NULL
-                || !countersign_kdf_work_within(safe->d.encrypted->enc_data->algorithm, limit)) {
+                || !countersign_kdf_work_within(safe->d.encrypted->enc_data->algorithm, limit, &budget)) {
                 within = 0;
                 break;
             }
             bags = PKCS12_unpack_p7encdata(safe, password, passwordLength);
         }
         if (bags != NULL) {
-            within = countersign_pkcs12_bags_within(bags, limit);
+            within = countersign_pkcs12_bags_within(bags, limit, &budget);
             sk_PKCS12_SAFEBAG_pop_free(bags, PKCS12_SAFEBAG_free);
         }
     }
@@ -191,8 +200,10 @@ static inline int countersign_pkcs12_kdf_within(PKCS12 *p12, const char *passwor
     return within;
 }
 
-// 1 when every `ENCRYPTED PRIVATE KEY` block of the PEM text in `bio` asks for at most `limit`.
+// 1 when the `ENCRYPTED PRIVATE KEY` blocks of the PEM text in `bio` ask for at most `limit`
+// iterations together (so each at most that).
 static inline int countersign_pem_keys_kdf_within(BIO *bio, long limit) {
+    long budget = limit;
     char *name = NULL;
     char *header = NULL;
     unsigned char *data = NULL;
@@ -204,7 +215,7 @@ static inline int countersign_pem_keys_kdf_within(BIO *bio, long limit) {
             X509_SIG *sig = d2i_X509_SIG(NULL, &cursor, length);
             const X509_ALGOR *algorithm = NULL;
             if (sig != NULL) X509_SIG_get0(sig, &algorithm, NULL);
-            within = algorithm != NULL && countersign_kdf_work_within(algorithm, limit);
+            within = algorithm != NULL && countersign_kdf_work_within(algorithm, limit, &budget);
             X509_SIG_free(sig);
         }
         OPENSSL_free(name);

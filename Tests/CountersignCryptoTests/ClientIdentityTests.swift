@@ -102,21 +102,45 @@ struct ClientIdentityTests {
     /// RFC 7292's safeContentsBag nests bags, and PKCS12_parse decrypts a key bag found inside
     /// one: its key derivation is the uploader's to choose as much as a top-level bag's.
     @Test func keyBagNestedInSafeContentsIsCheckedToo() throws {
-        let leaf = pki.clientA.leaf
+        let keyBag = try Self.shroudedKeyBag(pki.clientA.leaf, iterations: 5000)
+        let safeContentsBag = DER.sequence(DER.oid(Self.pkcs12Bag + "06"), DER.explicit(DER.sequence(keyBag)))
+        let nested = try Self.pkcs12(bags: [Self.certificateBag(pki.clientA.leaf), safeContentsBag])
+
+        #expect(try ClientIdentity(pkcs12: nested, password: "p", maximumIterations: 5000).certificate == pki.clientA.certificate)
+        #expect(throws: CryptoError(.malformedPKCS12, "")) { try ClientIdentity(pkcs12: nested, password: "p", maximumIterations: 3000) }
+    }
+
+    /// Each derivation under the cap is not enough: a file repeating an encrypted part would
+    /// cost a derivation at the cap per copy. The parts together have a budget of two.
+    @Test func repeatedEncryptedPartsShareOneBudget() throws {
+        let keyBag = try Self.shroudedKeyBag(pki.clientA.leaf, iterations: 5000)
+        let repeated = try Self.pkcs12(bags: [Self.certificateBag(pki.clientA.leaf), keyBag, keyBag, keyBag])
+        #expect(throws: CryptoError(.malformedPKCS12, "")) { try ClientIdentity(pkcs12: repeated, password: "p", maximumIterations: 6000) }
+        #expect(try ClientIdentity(pkcs12: repeated, password: "p", maximumIterations: 8000).certificate == pki.clientA.certificate)
+    }
+
+    static let pkcs12Bag = "2A864886F70D010C0A01"
+
+    static func shroudedKeyBag(_ leaf: TestPKI.Leaf, iterations: Int) throws -> [UInt8] {
         let shroudedKey = try TestPKI.runOpenSSL([
-            "pkcs8", "-topk8", "-in", leaf.keyPath, "-v2", "aes-256-cbc", "-iter", "5000", "-passout", "pass:p", "-outform", "DER",
+            "pkcs8", "-topk8", "-in", leaf.keyPath, "-v2", "aes-256-cbc", "-iter", String(iterations), "-passout", "pass:p", "-outform", "DER",
         ])
-        let pkcs12Bag = "2A864886F70D010C0A01"
-        let keyBag = DER.sequence(DER.oid(pkcs12Bag + "02"), DER.explicit(shroudedKey))
-        let certificateBag = DER.sequence(
+        return DER.sequence(DER.oid(pkcs12Bag + "02"), DER.explicit(shroudedKey))
+    }
+
+    static func certificateBag(_ leaf: TestPKI.Leaf) -> [UInt8] {
+        DER.sequence(
             DER.oid(pkcs12Bag + "03"),
             DER.explicit(DER.sequence(DER.oid("2A864886F70D01091601"), DER.explicit(DER.octets(leaf.certificate.derBytes))))
         )
-        let safeContentsBag = DER.sequence(DER.oid(pkcs12Bag + "06"), DER.explicit(DER.sequence(keyBag)))
+    }
+
+    /// A PKCS#12 file of `bags` in one unencrypted safe, with the MAC PKCS12_set_mac makes:
+    /// HMAC-SHA256 under the PKCS#12 KDF's MAC key (id 3) of the password "p" as a BMPString
+    /// ("p" and its terminator), 2,048 iterations.
+    static func pkcs12(bags: [[UInt8]]) throws -> [UInt8] {
         let data = DER.oid("2A864886F70D010701")
-        let authenticatedSafe = DER.sequence(DER.sequence(data, DER.explicit(DER.octets(DER.sequence(certificateBag, safeContentsBag)))))
-        // The MAC as PKCS12_set_mac makes it: HMAC-SHA256 under the PKCS#12 KDF's MAC key (id 3)
-        // of the password as a BMPString ("p" and its terminator), 2,048 iterations.
+        let authenticatedSafe = DER.sequence(DER.sequence(data, DER.explicit(DER.octets(DER.sequence(bags.flatMap { $0 })))))
         let salt = try SecureRandom.bytes(8)
         let keyText = try TestPKI.runOpenSSL([
             "kdf", "-keylen", "32", "-kdfopt", "digest:SHA256", "-kdfopt", "hexpass:00700000", "-kdfopt", "hexsalt:\(salt.hexString)",
@@ -129,10 +153,7 @@ struct ClientIdentityTests {
             DER.octets(salt),
             [0x02, 0x02, 0x08, 0x00]
         )
-        let nested = DER.sequence([0x02, 0x01, 0x03], DER.sequence(data, DER.explicit(DER.octets(authenticatedSafe))), macData)
-
-        #expect(try ClientIdentity(pkcs12: nested, password: "p", maximumIterations: 5000).certificate == pki.clientA.certificate)
-        #expect(throws: CryptoError(.malformedPKCS12, "")) { try ClientIdentity(pkcs12: nested, password: "p", maximumIterations: 3000) }
+        return DER.sequence([0x02, 0x01, 0x03], DER.sequence(data, DER.explicit(DER.octets(authenticatedSafe))), macData)
     }
 
     @Test func garbageAndTruncation() {

@@ -10,6 +10,9 @@ public struct ClientIdentity: Sendable, CustomStringConvertible {
     /// the count is the uploader's to choose. A million is about half a second here; tools write
     /// 2,048 (OpenSSL) to a few hundred thousand.
     public static let maximumIterations = 1_000_000
+    /// How many derivations at `maximumIterations` a PKCS#12 file's encrypted contents may ask
+    /// for together.
+    static let contentDerivations = 2
 
     /// The private key; never printed.
     public let privateKey: PrivateKey
@@ -130,11 +133,17 @@ public struct ClientIdentity: Sendable, CustomStringConvertible {
         }
 
         // The contents are encrypted with key derivations of their own, as costly as the file
-        // says: each is checked before anything is decrypted with it.
+        // says: each is checked before anything is decrypted with it, against a budget for the
+        // whole file of two derivations at the cap (the certificates and the key, as every tool
+        // writes them), so that a file repeating an encrypted part cannot multiply the work.
         let passwordLength = Int32(passwordBytes.map { $0.count - 1 } ?? 0)
-        guard passwordBytes.withOptionalPointer({ countersign_pkcs12_kdf_within(p12.pointer, $0, passwordLength, maximumIterations) }) == 1 else {
+        let budget = Self.contentDerivations * maximumIterations
+        guard passwordBytes.withOptionalPointer({ countersign_pkcs12_kdf_within(p12.pointer, $0, passwordLength, maximumIterations, budget) }) == 1 else {
             _ = OpenSSLErrorQueue.drain()
-            throw CryptoError(.malformedPKCS12, "PKCS#12 contents ask for more than \(maximumIterations) key-derivation iterations, or cannot be read")
+            throw CryptoError(
+                .malformedPKCS12,
+                "PKCS#12 contents ask for more than \(budget) key-derivation iterations together (\(maximumIterations) per part), or cannot be read"
+            )
         }
 
         var key: OpaquePointer?
