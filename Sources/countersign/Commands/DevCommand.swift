@@ -7,6 +7,7 @@ import CountersignStorage
 import Foundation
 import Hummingbird
 import Logging
+import NIOPosix
 
 struct DevCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -62,13 +63,20 @@ struct DevCommand: AsyncParsableCommand {
                 options: .init(durable: !noFsync)
             )
             logger.notice("starting the local PostgreSQL cluster", metadata: ["directory": "\(local.directory)"])
-            fallbackURL = try local.start()
+            // Kept before it starts: a start that gives up while the server still comes up
+            // (pg_ctl's wait ran out) must not leave it running behind dev.
             cluster = local
+            // initdb and pg_ctl block: on a thread that may.
+            fallbackURL = try await NIOThreadPool.singleton.runIfActive { try local.start() }
         }
         defer {
-            if let cluster {
+            if let cluster, cluster.isRunning {
                 logger.notice("stopping the local PostgreSQL cluster")
-                try? cluster.stop()
+                do {
+                    try cluster.stop()
+                } catch {
+                    logger.warning("the local PostgreSQL cluster did not stop", metadata: ["error": "\(error)"])
+                }
             }
         }
         try interruption.check()
