@@ -244,7 +244,7 @@ public enum DecisionEngine {
                 if let account = action.account, credential.attributes.account != account { return false }
                 switch credential.owner {
                 case .session(let id, _): return id == inputs.sessionID
-                case .client(let clientID): return clientID == inputs.clientID
+                case .client(let clientID): return ClientIdentifier.same(clientID, inputs.clientID)
                 case .tenant: return true
                 }
             }

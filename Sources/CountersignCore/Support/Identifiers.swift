@@ -114,3 +114,13 @@ extension UUID {
         }
     }
 }
+
+/// A client's own name for itself (`clientId`), compared as PostgreSQL stores and compares it:
+/// byte for byte. Swift's `==` takes canonically equivalent spellings as one (`café` written with
+/// é, or with e and a combining accent), which the database keeps as two clients: a key bound to
+/// one would otherwise reach the other's sessions and `permanent` credentials.
+public enum ClientIdentifier {
+    public static func same(_ one: String, _ other: String) -> Bool {
+        one.utf8.elementsEqual(other.utf8)
+    }
+}

@@ -44,7 +44,7 @@ struct SessionController: Sendable {
     func addRoutes(to group: RouterGroup<ClientRequestContext>) {
         group.post { request, context in
             let input = try await body.decode(OpenSession.self, from: request)
-            if let bound = context.key.clientID, input.clientId != bound {
+            if let bound = context.key.clientID, !ClientIdentifier.same(input.clientId, bound) {
                 throw CountersignError(.clientIDNotAllowed, "this key serves the client '\(bound)' only")
             }
             let session = try await sessions.open(

@@ -19,12 +19,12 @@ struct BoundClientMiddleware: RouterMiddleware {
         // An id that does not parse is the route's own 400.
         if let sessionID = try? context.parameters.uuid("sessionId") {
             // Unknown here or another client's: one answer, which tells nothing of the other.
-            guard try await cache.session(sessionID, tenantID: context.tenantID).session.clientId == bound else {
+            guard ClientIdentifier.same(try await cache.session(sessionID, tenantID: context.tenantID).session.clientId, bound) else {
                 throw CountersignError(.notFound, "no such session")
             }
         }
         if let decisionID = try? context.parameters.uuid("decisionId") {
-            guard try await decisions.get(tenantID: context.tenantID, id: decisionID)?.clientId == bound else {
+            guard let decision = try await decisions.get(tenantID: context.tenantID, id: decisionID), ClientIdentifier.same(decision.clientId, bound) else {
                 throw CountersignError(.notFound, "no such decision")
             }
         }

@@ -54,6 +54,31 @@ struct BoundClientKeyTests {
         }
     }
 
+    /// `café` with é and with e and a combining accent are one string to Swift's `==` and two
+    /// clients to the database: a key bound to one must not reach the other.
+    @Test func anotherUnicodeSpellingIsAnotherClient() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            try await api.releasePolicy(tenant, then: #""clientPersistences": ["none", "forSession", "permanent"], "persistence": "none""#)
+            let composed = "caf\u{E9}"
+            let decomposed = "cafe\u{301}"
+            #expect(composed == decomposed && Array(composed.utf8) != Array(decomposed.utf8))
+            let bound = try await Self.device(api, tenant, clientId: composed)
+            // The decomposed client saves its own password, through the fleet key.
+            let victim = try await api.session(tenant, clientId: decomposed)
+            #expect(try await api.submit(tenant, session: victim, user: "alice", password: "typed-decomposed", persistence: "permanent").status == 201)
+            let victimDecision = try #require(try await api.decided(tenant, session: victim).string("decisionId"))
+
+            let claimed = try await api.call(.post, "/v1/sessions", key: bound.clientKey, json: ["clientId": decomposed])
+            #expect(claimed.status == 403 && claimed.errorCode == "client_id_not_allowed", "\(claimed)")
+            #expect(try await api.call(.get, "/v1/sessions/\(victim)", key: bound.clientKey).status == 404)
+            #expect(try await api.call(.post, "/v1/decisions/\(victimDecision)/outcome", key: bound.clientKey, json: ["outcome": "rejected"]).status == 404)
+            // Its own sessions are served nothing the other spelling saved.
+            let own = try await api.session(bound, clientId: composed)
+            #expect(try await api.decided(bound, session: own).credentialPassword == nil)
+        }
+    }
+
     @Test func onlyClientKeysAreBound() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()
