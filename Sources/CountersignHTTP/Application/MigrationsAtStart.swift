@@ -40,18 +40,23 @@ struct MigrationsAtStart: Service {
     }
 
     func run() async throws {
-        try await cancelWhenGracefulShutdown {
-            var words = deferral.stream.makeAsyncIterator()
-            guard await words.next() == true else { return }
-            for attempt in 0... {
-                try await Task.sleep(for: Self.pauses[min(attempt, Self.pauses.count - 1)])
-                do {
-                    try await apply()
-                    return
-                } catch let error as PostgresError where Self.isUnreachable(error) {
-                    logger.debug("still cannot reach the database to apply migrations", metadata: ["error": "\(String(reflecting: error))"])
+        do {
+            try await cancelWhenGracefulShutdown {
+                var words = deferral.stream.makeAsyncIterator()
+                guard await words.next() == true else { return }
+                for attempt in 0... {
+                    try await Task.sleep(for: Self.pauses[min(attempt, Self.pauses.count - 1)])
+                    do {
+                        try await apply()
+                        return
+                    } catch let error as PostgresError where Self.isUnreachable(error) {
+                        logger.debug("still cannot reach the database to apply migrations", metadata: ["error": "\(String(reflecting: error))"])
+                    }
                 }
             }
+        } catch is CancellationError {
+            // Stopped while waiting for the database: a shutdown, not a failure (exit status 0).
+            return
         }
         // A service that returns ends the group: this one stays until the service stops.
         try? await gracefulShutdown()

@@ -286,6 +286,27 @@ struct OutageMetricsTests {
         #expect(try await api.tenant().id.isEmpty == false, "migrated: a tenant can be made")
     }
 
+    /// Stopped while it waits for its database, an instance exits as from any shutdown: status 0,
+    /// which a supervisor does not take for a crash.
+    @Test func anInstanceWaitingForItsDatabaseStopsCleanly() async throws {
+        let cluster = try TestDatabase.privateCluster()
+        let url = try cluster.start()
+        try cluster.stop()
+        let keys = try ServiceProcess.Keys()
+        defer { keys.remove() }
+        let instance = try ServiceProcess(databaseURL: url, keys: keys, logLevel: "warning")
+        defer { instance.stop() }
+        var health: Int?
+        for _ in 0..<100 where health == nil && instance.isRunning {
+            health = await instance.status(of: "/healthz")
+            if health == nil { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(health == 200, "\(instance.log)")
+        instance.signal(SIGTERM)
+        #expect(try await instance.exitStatus(within: .seconds(20)) == 0, "\(instance.log)")
+        #expect(!instance.log.contains("Error:"), "\(instance.log)")
+    }
+
     @Test func theDatabaseAndTheListenerAreReportedDownAndBackUp() async throws {
         let cluster = try TestDatabase.privateCluster()
         let url = try cluster.start()
