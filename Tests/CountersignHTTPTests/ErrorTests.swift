@@ -114,6 +114,10 @@ struct ErrorTests {
             let keys = try await api.call(.get, "/v1/keys", key: tenant.adminKey)
             #expect((keys["keys"] as? [[String: Any]])?.contains { $0["name"] as? String == "k" } == false, "\(keys)")
             #expect(try await api.call(.get, "/v1/policy", key: tenant.adminKey).status == 200)
+            // Counted as paths no route takes, not as failures of the routes they resemble.
+            let metrics = String(decoding: try await api.call(.get, "/metrics").body, as: UTF8.self)
+            #expect(!metrics.contains(#"route="/v1/policy",method="GET",status="404""#), "\(metrics)")
+            #expect(metrics.contains(#"route="unmatched",method="POST",status="404""#), "\(metrics)")
         }
     }
 

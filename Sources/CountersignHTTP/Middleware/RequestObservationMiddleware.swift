@@ -64,16 +64,27 @@ struct RequestObservationMiddleware: RouterMiddleware {
         (1...128).contains(text.utf8.count) && text.utf8.allSatisfy { isAlphanumeric($0) || Array("._-".utf8).contains($0) }
     }
 
-    /// `X-Forwarded-For` as a log field: addresses, commas and spaces only, at most 256 bytes,
-    /// so that no client can write a line of its own into the log.
+    /// `X-Forwarded-For` as a log field: its addresses, comma-separated, each one that is not an
+    /// IP address (hex digits, `.`, `:` and brackets, at most 64 bytes) written `?`, at most 16 of
+    /// them; so that no client can write words, let alone a line, of its own into the log.
     static func loggable(_ forwardedFor: String) -> String {
-        let kept = forwardedFor.utf8.prefix(256).filter { isAlphanumeric($0) || Array(".:, []".utf8).contains($0) }
-        return String(decoding: kept, as: UTF8.self)
+        forwardedFor.split(separator: ",", omittingEmptySubsequences: false).prefix(16).map { entry in
+            let address = entry.trimmingCharacters(in: .whitespaces)
+            let isAddress = !address.isEmpty && address.utf8.count <= 64 && address.utf8.allSatisfy { byte in
+                isHexDigit(byte) || Array(".:[]".utf8).contains(byte)
+            }
+            return isAddress ? address : "?"
+        }.joined(separator: ", ")
     }
 
     private static func isAlphanumeric(_ byte: UInt8) -> Bool {
         (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
             || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+    }
+
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
+            || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
     }
 
     /// How the access line gives a request's duration: milliseconds, to the microsecond.
