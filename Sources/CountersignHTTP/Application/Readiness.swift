@@ -1,5 +1,6 @@
 import CountersignCore
 import CountersignPostgres
+import Logging
 import Synchronization
 
 /// Ready means: the database answers, it holds every migration this build knows, and this
@@ -12,6 +13,10 @@ final class Readiness: Sendable {
     let hasMasterKey: Bool
     /// Whether the master key is the database's (`SecretVault.masterKeyMatchesDatabase`).
     let masterKeyMatchesDatabase: @Sendable () async throws -> Bool?
+    let logger: Logger
+    /// Whether the log has said that the master key is not the database's since it last was:
+    /// probes ask every second, and one line says it.
+    private let saidKeyMismatch = Atomic(false)
     /// A probe must answer quickly even when the database hangs.
     let timeout: Duration = .seconds(2)
     /// How long an answer is reused.
@@ -25,8 +30,10 @@ final class Readiness: Sendable {
         expectedSchemaVersion: Int,
         cacheTTL: Duration,
         hasMasterKey: Bool,
+        logger: Logger,
         masterKeyMatchesDatabase: @escaping @Sendable () async throws -> Bool?
     ) {
+        self.logger = logger
         self.pool = pool
         self.expectedSchemaVersion = expectedSchemaVersion
         self.cacheTTL = cacheTTL
@@ -61,8 +68,14 @@ final class Readiness: Sendable {
             throw CountersignError(.notReady, "the database schema is at version \(version); this build needs \(expectedSchemaVersion)")
         }
         guard keyMatches != false else {
+            // Found when the database was out of reach at start, or after a rotation: the
+            // instance serves nothing until it restarts with the database's key.
+            if !saidKeyMismatch.exchange(true, ordering: .relaxed) {
+                logger.error("not ready: \(Self.masterKeyMismatch(hasMasterKey: hasMasterKey))")
+            }
             throw CountersignError(.notReady, Self.masterKeyMismatch(hasMasterKey: hasMasterKey))
         }
+        saidKeyMismatch.store(false, ordering: .relaxed)
     }
 
     /// Why an instance whose master key does not open the database's secrets cannot serve it.

@@ -35,6 +35,7 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
         expectedSchemaVersion: migrationFiles.map(\.version).max() ?? 0,
         cacheTTL: configuration.readinessCacheTTL,
         hasMasterKey: configuration.masterKey != nil,
+        logger: logger,
         masterKeyMatchesDatabase: { try await vault.masterKeyMatchesDatabase() }
     )
     HealthController(readiness: readiness, metrics: registry).addRoutes(to: router)

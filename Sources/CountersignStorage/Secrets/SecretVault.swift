@@ -39,7 +39,7 @@ public final class SecretVault: Sendable {
             guard try Self.isDatabaseKey(masterKey, on: connection, lockingCheck: true) else {
                 throw CountersignError(
                     .masterKeyUnavailable,
-                    "this instance's master key is not the database's (it was rotated since the instance started): restart it with the current key (COUNTERSIGN_MASTER_KEY_FILE)"
+                    "this instance's master key is not the database's (a rotation ran since it started, or it started with another key while the database was out of reach): restart it with the database's key (COUNTERSIGN_MASTER_KEY_FILE)"
                 )
             }
             try connection.execute(

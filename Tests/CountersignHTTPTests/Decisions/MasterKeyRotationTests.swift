@@ -78,6 +78,12 @@ struct MasterKeyRotationTests {
             readiness = try await api.call(.get, "/readyz")
         }
         #expect(readiness.status == 503 && readiness.errorCode == "not_ready", "\(readiness)")
+        // The log says it, once however many probes ask.
+        for _ in 0..<3 {
+            try await Task.sleep(for: .milliseconds(1100))
+            #expect(try await api.call(.get, "/readyz").status == 503)
+        }
+        #expect(before.log.components(separatedBy: "not ready: the master key is not this database's").count == 2, "\(before.log)")
         try await client.shutdown()
         before.stop()
 
