@@ -102,8 +102,10 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
         [authenticator, cache] event in
         switch event {
         case .listening:
-            // Announcements made while nobody listened are lost.
+            // Announcements made while nobody listened are lost: a key revoked, or a tenant
+            // switched off, meanwhile.
             authenticator.forgetAll()
+            cache.forgetAllTenants()
         case .notification(let payload):
             switch AccessChange(payload: payload) {
             case .keyRevoked(let id):

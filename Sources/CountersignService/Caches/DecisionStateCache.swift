@@ -57,6 +57,11 @@ public final class DecisionStateCache: Sendable {
         tenants.withLock { $0.forget(tenantID) }
     }
 
+    /// Forgets every tenant's state, when changes made elsewhere may have gone unheard.
+    public func forgetAllTenants() {
+        tenants.withLock { $0.forgetAll() }
+    }
+
     public func forgetSession(_ sessionID: UUID) {
         sessions.withLock { $0.forget(sessionID) }
     }
@@ -77,6 +82,11 @@ struct CachedStates<Value> {
 
     mutating func forget(_ id: UUID) {
         values.removeValue(forKey: id)
+        forgets &+= 1
+    }
+
+    mutating func forgetAll() {
+        values.removeAll()
         forgets &+= 1
     }
 }
