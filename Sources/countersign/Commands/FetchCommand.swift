@@ -114,11 +114,20 @@ struct FetchCommand: AsyncParsableCommand {
         await delegate.waitUntilIdle()
         if let status = summary.status {
             print("status: \(status)")
+        } else if let error = summary.error, Self.isTimeout(error) {
+            // The request's timeout is `--timeout` too, and may end it first.
+            print("no answer within \(timeout) s")
         } else {
             // The error's own description lists its userInfo, whose failing URL keeps a password.
             print("no response: \(summary.error.map { ($0 as NSError).localizedDescription } ?? "unknown error")")
         }
         guard let status = summary.status, (200..<400).contains(status) else { throw ExitCode.failure }
+    }
+
+    /// Whether URLSession gave up waiting for the server (`NSURLErrorTimedOut`).
+    static func isTimeout(_ error: any Error) -> Bool {
+        let error = error as NSError
+        return error.domain == NSURLErrorDomain && error.code == NSURLErrorTimedOut
     }
 }
 

@@ -47,7 +47,9 @@ struct RawFetch {
             do {
                 response = try await Self.send(request, on: upstream, until: deadline)
             } catch {
-                print(ContinuousClock.now >= deadline ? "no answer within \(timeout)" : "no response: \(error.localizedDescription)")
+                // The request's own timeout is what is left of `--timeout`: its end is the same.
+                let timedOut = ContinuousClock.now >= deadline || FetchCommand.isTimeout(error)
+                print(timedOut ? "no answer within \(timeout)" : "no response: \(error.localizedDescription)")
                 // The header went out and got no verdict.
                 if let released { await report(.cancelled, status: nil, for: released) }
                 break
