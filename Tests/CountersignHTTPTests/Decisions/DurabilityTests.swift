@@ -271,12 +271,7 @@ struct OutageMetricsTests {
         defer { keys.remove() }
         let instance = try ServiceProcess(databaseURL: url, keys: keys, logLevel: "warning")
         defer { instance.stop() }
-        var health: Int?
-        for _ in 0..<100 where health == nil && instance.isRunning {
-            health = await instance.status(of: "/healthz")
-            if health == nil { try await Task.sleep(for: .milliseconds(100)) }
-        }
-        #expect(health == 200, "\(instance.log)")
+        #expect(try await instance.statusOnceListening(of: "/healthz") == 200, "\(instance.log)")
         #expect(await instance.status(of: "/readyz") == 503)
         #expect(instance.log.contains("cannot reach the database to apply migrations"), "\(instance.log)")
 
@@ -296,12 +291,7 @@ struct OutageMetricsTests {
         defer { keys.remove() }
         let instance = try ServiceProcess(databaseURL: url, keys: keys, logLevel: "warning")
         defer { instance.stop() }
-        var health: Int?
-        for _ in 0..<100 where health == nil && instance.isRunning {
-            health = await instance.status(of: "/healthz")
-            if health == nil { try await Task.sleep(for: .milliseconds(100)) }
-        }
-        #expect(health == 200, "\(instance.log)")
+        #expect(try await instance.statusOnceListening(of: "/healthz") == 200, "\(instance.log)")
         instance.signal(SIGTERM)
         #expect(try await instance.exitStatus(within: .seconds(20)) == 0, "\(instance.log)")
         #expect(!instance.log.contains("Error:"), "\(instance.log)")

@@ -72,6 +72,15 @@ final class ServiceProcess: @unchecked Sendable {
         }
     }
 
+    /// The status `GET path` gets once the instance listens (within ten seconds), or `nil`.
+    func statusOnceListening(of path: String) async throws -> Int? {
+        for _ in 0..<100 where process.isRunning {
+            if let status = await status(of: path) { return status }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return nil
+    }
+
     /// Waits until `/readyz` answers 200.
     func waitUntilReady(timeout: Duration = .seconds(30)) async throws {
         let deadline = ContinuousClock.now + timeout
