@@ -118,8 +118,8 @@ struct DemoTenant: Codable {
               operator key  \(operatorKey)
 
             Try it: take the keys, open a session as a client, then forward the Basic challenge a server sent:
-              ADMIN_KEY=$(grep -o '"adminKey":"[^"]*"' \(keysFile) | cut -d '"' -f 4)
-              CLIENT_KEY=$(grep -o '"clientKey":"[^"]*"' \(keysFile) | cut -d '"' -f 4)
+              ADMIN_KEY=$(grep -o '"adminKey":"[^"]*"' "\(keysFile)" | cut -d '"' -f 4)
+              CLIENT_KEY=$(grep -o '"clientKey":"[^"]*"' "\(keysFile)" | cut -d '"' -f 4)
               SESSION=$(curl -s -H "Authorization: Bearer $CLIENT_KEY" -H 'Content-Type: application/json' \\
                 -d '{"clientId":"laptop-1"}' \(base)/v1/sessions | grep -o '"id":"[^"]*"' | head -n 1 | cut -d '"' -f 4)
               curl -s -H "Authorization: Bearer $CLIENT_KEY" -H 'Content-Type: application/json' \\
