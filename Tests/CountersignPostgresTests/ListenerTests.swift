@@ -1,4 +1,4 @@
-import CountersignPostgres
+@testable import CountersignPostgres
 import CountersignTestSupport
 import ServiceLifecycle
 import Synchronization
@@ -22,6 +22,16 @@ struct ListenerTests {
             }
             return events.withLock { $0 }
         }
+    }
+
+    /// A service run without timeouts (0) still bounds the listener's waits: its probe must find
+    /// a connection the network dropped silently, or a shutdown would wait on it for ever.
+    @Test func theListeningConnectionAlwaysHasTimeouts() {
+        let unbounded = PostgresConfiguration(connectionString: "host=db", connectTimeout: .zero, statementTimeout: .zero)
+        #expect(unbounded.responseTimeout == nil)
+        #expect(PostgresListener.ownConnection(unbounded).responseTimeout == .seconds(10))
+        let configured = PostgresConfiguration(connectionString: "host=db", connectTimeout: .seconds(2), statementTimeout: .seconds(3))
+        #expect(PostgresListener.ownConnection(configured).responseTimeout == .seconds(5))
     }
 
     @Test func hearsNotificationsAndListensAgainAfterLosingItsConnection() async throws {

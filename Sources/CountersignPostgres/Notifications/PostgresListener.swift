@@ -51,11 +51,22 @@ public final class PostgresListener: Service, Sendable {
     ) {
         precondition(Self.isPlainIdentifier(channel), "a channel name must be a plain lowercase identifier")
         self.channel = channel
-        self.factory = ConnectionFactory(configuration: configuration, logger: logger)
+        self.factory = ConnectionFactory(configuration: Self.ownConnection(configuration), logger: logger)
         self.logger = logger
         self.handler = handler
         self.listening = Gauge(label: "countersign_db_listening", dimensions: [("channel", channel)])
         listening.record(0)
+    }
+
+    /// The configuration of the listening connection: the service's, with a bound on every wait
+    /// even where the service has none (a timeout of 0). The listener runs nothing long, and its
+    /// probe must find a connection the network silently dropped, or a shutdown would wait on it
+    /// for ever.
+    static func ownConnection(_ configuration: PostgresConfiguration) -> PostgresConfiguration {
+        var own = configuration
+        if own.connectTimeout <= .zero { own.connectTimeout = .seconds(5) }
+        if own.statementTimeout <= .zero { own.statementTimeout = .seconds(5) }
+        return own
     }
 
     /// Listens until graceful shutdown or cancellation.
