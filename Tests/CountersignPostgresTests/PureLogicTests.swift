@@ -88,6 +88,25 @@ struct PoolStateMachineTests {
         #expect(machine.takeIdleConnections() == ["c"])
         #expect(machine.open == 0)
     }
+
+    /// A call a close gave up on comes back after it: its connection is not kept idle, where
+    /// nothing would ever finish it.
+    @Test("a lease released after the close keeps no connection")
+    func releaseAfterClose() {
+        var machine = Machine(capacity: 2)
+        guard case .leased(nil) = machine.tryAcquire() else {
+            Issue.record("lease")
+            return
+        }
+        #expect(machine.beginClosing()?.drained == false)
+        machine.markClosed()
+        guard case .none = machine.release("late", openedDelta: 1) else {
+            Issue.record("none")
+            return
+        }
+        #expect(machine.idle.isEmpty)
+        #expect(machine.open == 0 && machine.leased == 0)
+    }
 }
 
 @Suite("Statement cache")

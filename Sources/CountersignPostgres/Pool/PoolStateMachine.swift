@@ -96,10 +96,16 @@ struct PoolStateMachine<Connection, Waiter> {
             leased -= 1
             if let connection { idle.append(connection) }
             return .none
-        case .draining, .closed:
+        case .draining:
             leased -= 1
             if let connection { idle.append(connection) }
             return leased == 0 ? .drained : .none
+        case .closed:
+            // A call the close gave up on came back: nothing takes idle connections any more, so
+            // this one is not kept, and is finished as the caller drops it.
+            leased -= 1
+            if connection != nil { open -= 1 }
+            return .none
         }
     }
 
