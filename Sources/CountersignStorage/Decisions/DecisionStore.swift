@@ -335,9 +335,15 @@ public struct DecisionStore: Sendable {
             return try named(own)
         }
         guard retry.ofAnyTask else { return nil }
+        // A retry the task's own decision at its failure count (or later) answered already is a
+        // copy forwarded twice: another task's release is not its to reject again.
+        let answered = "EXISTS (SELECT 1 FROM decisions o WHERE o.session_id = $1 AND o.space_key = $2 AND o.task_id = $3 AND o.previous_failure_count >= $4)"
         return try named(
             connection.query(
-                "\(select) WHERE \(released) AND d.outcome IS NULL AND (d.task_id <> $3 OR \(earlierAttempt)) ORDER BY d.created_at DESC, d.id DESC LIMIT 1",
+                """
+                \(select) WHERE \(released) AND d.outcome IS NULL AND (d.task_id <> $3 OR \(earlierAttempt)) AND NOT \(answered)
+                ORDER BY d.created_at DESC, d.id DESC LIMIT 1
+                """,
                 parameters
             ).rows.first
         )

@@ -112,6 +112,29 @@ struct OutcomeTests {
         }
     }
 
+    /// The copy of a handshake's failure forwarded twice must not reject another task's release:
+    /// the retrying task's own decision answered it already.
+    @Test(arguments: [Method.ntlm, Method.negotiate])
+    func aHandshakeFailureForwardedTwiceCountsOnce(method: String) async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            _ = try await api.credential(tenant, account: "svc", extra: ["domain": "CORP"])
+            try await api.releasePolicy(tenant, then: #""maxFailures": 5"#)
+            let session = try await api.session(tenant)
+            let space = Space.basic.with { $0.authenticationMethod = method; $0.realm = nil }
+            _ = try await api.decided(tenant, session: session, taskId: "task-1", space: space)
+            let third = try #require(try await api.decided(tenant, session: session, taskId: "task-3", space: space).string("decisionId"))
+            let failure = ChallengeBody(
+                taskId: "task-2", protectionSpace: space, proposedCredential: .init(user: "svc", hasPassword: true),
+                previousFailureCount: 1, failureResponse: .init(status: 401)
+            )
+            #expect(try await api.decide(tenant, session: session, failure).string("countedRejection") == third)
+            let copy = try await api.decide(tenant, session: session, failure)
+            #expect(copy.status == 200 && copy["countedRejection"] is NSNull, "\(copy)")
+            #expect(try await api.counters(tenant).first?["failures"] as? Int == 1)
+        }
+    }
+
     @Test(arguments: [Method.ntlm, Method.negotiate])
     func aHandshakeRetryNamesTheReleasedAccountInAnyWindowsForm(method: String) async throws {
         try await TestService.run { api in
