@@ -214,6 +214,21 @@ struct MigrationTests {
         }
     }
 
+    /// A database that takes no writes now (a standby during a failover) is a database away too,
+    /// which the service waits for, not a refusal that stops it.
+    @Test("a read-only database stays a database away")
+    func readOnlyIsNoRefusal() async throws {
+        try await withPool { pool, _ in
+            let readOnly = [Self.base[0], Migration(version: 2, name: "read_only", sql: "SET transaction_read_only = on; CREATE TABLE refused (id int);")]
+            do {
+                _ = try await MigrationRunner(migrations: readOnly).migrate(on: pool, logger: Fixtures.logger)
+                Issue.record("expected the write to be refused")
+            } catch let error as PostgresError {
+                #expect(error.isWriteUnavailable, "\(String(reflecting: error))")
+            }
+        }
+    }
+
     @Test("a long migration is not cut off by the pool's statement timeout")
     func noStatementTimeout() async throws {
         try await Fixtures.withFreshPool(poolSize: 1, statementTimeout: .milliseconds(100)) { pool, _ in

@@ -17,6 +17,8 @@ struct MigrationsAtStart: Service {
 
     /// Pauses between attempts while the database stays away.
     static let pauses: [Duration] = [.milliseconds(500), .seconds(1), .seconds(2), .seconds(5)]
+    /// Attempts between two warnings that the database is still away: about a minute.
+    static let attemptsBetweenWarnings = 12
 
     init(migrations: MigrationRunner, pool: PostgresPool, logger: Logger) {
         self.migrations = migrations
@@ -50,7 +52,10 @@ struct MigrationsAtStart: Service {
                         try await apply()
                         return
                     } catch let error as PostgresError where Self.isUnreachable(error) {
-                        logger.debug("still cannot reach the database to apply migrations", metadata: ["error": "\(String(reflecting: error))"])
+                        // A wrong address or password fails the same way for ever: said again
+                        // every minute or so, not only once at start.
+                        let level: Logger.Level = attempt % Self.attemptsBetweenWarnings == Self.attemptsBetweenWarnings - 1 ? .warning : .debug
+                        logger.log(level: level, "still cannot apply the migrations: the database is out of reach", metadata: ["error": "\(String(reflecting: error))"])
                     }
                 }
             }
@@ -69,7 +74,9 @@ struct MigrationsAtStart: Service {
         }
     }
 
+    /// A database away for now: no connection (refused, lost, or none free in time while
+    /// requests hold them), or one that takes no writes (a standby during a failover).
     private static func isUnreachable(_ error: PostgresError) -> Bool {
-        error.code == .connectionFailed || error.code == .connectionLost
+        [.connectionFailed, .connectionLost, .poolTimeout].contains(error.code) || error.isWriteUnavailable
     }
 }

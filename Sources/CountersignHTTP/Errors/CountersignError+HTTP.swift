@@ -31,15 +31,6 @@ extension CountersignError {
     /// function, object.
     private static let schemaBehindStates: Set<String> = ["42P01", "42703", "42883", "42704"]
 
-    /// Whether a SQLSTATE says the database answers but cannot take the request now, so that
-    /// nothing was written: read-only (a standby during a failover), insufficient resources
-    /// (class 53: disk full, out of memory, too many connections), shutting down or starting up
-    /// (57P01 to 57P03), or failing outside PostgreSQL (class 58: I/O). As a database away, that
-    /// is a 503 to retry, never an internal error: a decision that cannot be recorded is not one.
-    private static func isWriteUnavailable(_ state: String) -> Bool {
-        state == "25006" || state.hasPrefix("53") || state.hasPrefix("58") || ["57P01", "57P02", "57P03"].contains(state)
-    }
-
     static func from(_ error: any Error) -> (error: CountersignError, recognised: Bool) {
         switch error {
         case let error as CountersignError:
@@ -57,7 +48,9 @@ extension CountersignError {
                 if error.isDeadlockDetected || error.isSerializationFailure {
                     return (CountersignError(.serviceBusy, "the request conflicted with a concurrent change; retry"), true)
                 }
-                if let state = error.sqlState, Self.isWriteUnavailable(state) {
+                // As a database away: a 503 to retry, never an internal error (a decision that
+                // cannot be recorded is not one).
+                if error.isWriteUnavailable {
                     return (CountersignError(.databaseUnavailable, "the database cannot take writes now; retry shortly"), true)
                 }
                 if let state = error.sqlState, Self.schemaBehindStates.contains(state) {

@@ -84,4 +84,12 @@ extension PostgresError {
     public var isDeadlockDetected: Bool { sqlState == "40P01" }
     /// SQLSTATE 57014: the statement was cancelled, typically by `statement_timeout`.
     public var isQueryCanceled: Bool { sqlState == "57014" }
+    /// The database answers but cannot take the request now, so that nothing was written:
+    /// read-only (a standby during a failover, 25006), insufficient resources (class 53: disk
+    /// full, out of memory, too many connections), shutting down or starting up (57P01 to 57P03),
+    /// or failing outside PostgreSQL (class 58: I/O).
+    public var isWriteUnavailable: Bool {
+        guard let state = sqlState else { return false }
+        return state == "25006" || state.hasPrefix("53") || state.hasPrefix("58") || ["57P01", "57P02", "57P03"].contains(state)
+    }
 }

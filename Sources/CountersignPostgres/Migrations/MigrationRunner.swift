@@ -29,12 +29,13 @@ public struct MigrationRunner: Sendable {
     /// Runs `body`, turning a refusal by the server into `migration_failed` with the server's
     /// message, which an operator needs ("permission denied for schema public") and which a
     /// migration's own statements do not fill with secrets. Anything else stays a `PostgresError`:
-    /// a connection lost or refused (which carries a SQLSTATE too, 08006 or 57P01 in a failover)
-    /// is an unreachable database, which callers tell apart and wait for at start-up.
+    /// a connection lost or refused (which carries a SQLSTATE too, 08006 or 57P01 in a failover),
+    /// or a database that cannot take writes now (a standby, a full disk), is a database away,
+    /// which callers tell apart and wait for at start-up.
     static func explainingRefusals<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
-        } catch let error as PostgresError where error.code == .queryFailed {
+        } catch let error as PostgresError where error.code == .queryFailed && !error.isWriteUnavailable {
             var message = error.serverMessage ?? "the database refused it"
             if let state = error.sqlState { message += " (SQLSTATE \(state))" }
             throw CountersignError(.migrationFailed, "a database migration failed: \(message)")
