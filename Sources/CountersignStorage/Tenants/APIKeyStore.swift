@@ -53,7 +53,8 @@ public struct APIKeyStore: Sendable {
                     RETURNING \(Self.columns)
                     """,
                     [
-                        .uuid(id), .uuid(tenantID), .text(token.lookupID), .bytea(hash), .text(role.rawValue), .text(name), .text(createdBy.recorded),
+                        .uuid(id), .uuid(tenantID), .text(Self.storedLookupID(token.lookupID, bound: clientID != nil)), .bytea(hash),
+                        .text(role.rawValue), .text(name), .text(createdBy.recorded),
                         PostgresValue(clientID),
                     ]
                 )
@@ -133,9 +134,9 @@ public struct APIKeyStore: Sendable {
                 """
                 SELECT \(Self.columns), k.secret_hash, t.disabled_at IS NOT NULL AS tenant_disabled
                 FROM api_keys k JOIN tenants t ON t.id = k.tenant_id
-                WHERE k.lookup_id = $1
+                WHERE k.lookup_id = ANY($1::text[])
                 """,
-                [.text(lookupID)]
+                [.textArray([lookupID, Self.storedLookupID(lookupID, bound: true)])]
             ).rows.first.map { row in
                 Authenticated(
                     key: try Self.key(from: row),
@@ -157,8 +158,18 @@ public struct APIKeyStore: Sendable {
 
     static let columns = "k.id, k.tenant_id, k.lookup_id, k.role, k.name, k.created_at, k.revoked_at, k.client_id"
 
+    /// How a key's lookup id is stored: as it is, or, for a key bound to one client, marked, so
+    /// that an instance of a release before the binding (which looks the plain id up) does not
+    /// find the key and refuses it (401) rather than take it as a fleet key, during an upgrade.
+    static func storedLookupID(_ lookupID: String, bound: Bool) -> String {
+        bound ? boundMark + lookupID : lookupID
+    }
+
+    private static let boundMark = "bound:"
+
     static func key(from row: PostgresRow) throws -> APIKey {
-        let lookupID: String = try row.decode("lookup_id")
+        let stored: String = try row.decode("lookup_id")
+        let lookupID = stored.hasPrefix(boundMark) ? String(stored.dropFirst(boundMark.count)) : stored
         return APIKey(
             id: try row.decode("id"),
             tenantID: try row.decode("tenant_id"),

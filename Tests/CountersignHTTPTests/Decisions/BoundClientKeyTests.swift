@@ -1,3 +1,4 @@
+import CountersignPostgres
 import Foundation
 import Testing
 
@@ -76,6 +77,28 @@ struct BoundClientKeyTests {
             // Its own sessions are served nothing the other spelling saved.
             let own = try await api.session(bound, clientId: composed)
             #expect(try await api.decided(bound, session: own).credentialPassword == nil)
+        }
+    }
+
+    /// During an upgrade, an instance of the release before the binding looks keys up by their
+    /// plain lookup id (`WHERE lookup_id = $1`): a bound key must not be found there, where it
+    /// would act as a fleet key, but refused.
+    @Test func anInstanceOfTheReleaseBeforeFindsNoBoundKey() async throws {
+        try await TestService.withSideAccess { api, side in
+            let tenant = try await api.tenant()
+            let device = try await Self.device(api, tenant, clientId: "device-A")
+            let lookupID = String(device.clientKey.split(separator: "_")[1])
+            let fleetLookupID = String(tenant.clientKey.split(separator: "_")[1])
+            let found = try await side.withConnection { connection in
+                try [lookupID, fleetLookupID].map { id in
+                    try connection.query("SELECT count(*)::int8 AS n FROM api_keys WHERE lookup_id = $1", [.text(id)]).rows[0].decode("n", as: Int.self)
+                }
+            }
+            #expect(found == [0, 1])
+            // This release finds it, and shows its public prefix as for any key.
+            #expect(try await api.call(.post, "/v1/sessions", key: device.clientKey, json: ["clientId": "device-A"]).status == 201)
+            let listed = try await api.call(.get, "/v1/keys", key: tenant.adminKey)
+            #expect((listed["keys"] as? [[String: Any]])?.contains { $0["prefix"] as? String == "csk_\(lookupID)" } == true, "\(listed)")
         }
     }
 
