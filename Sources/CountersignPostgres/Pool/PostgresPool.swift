@@ -439,6 +439,9 @@ public final class PostgresPool: Service, Sendable {
 
         let connections = state.withLock { state in
             let connections = state.machine.takeIdleConnections()
+            // From here on, a call given up on that comes back keeps no connection: nothing would
+            // take it from the idle list any more.
+            state.machine.markClosed()
             metrics.record(Statistics(state.machine))
             return connections
         }
@@ -465,7 +468,6 @@ public final class PostgresPool: Service, Sendable {
         }
 
         let waiting = state.withLock { state in
-            state.machine.markClosed()
             state.isClosed = true
             defer { state.closedContinuations.removeAll() }
             return state.closedContinuations
