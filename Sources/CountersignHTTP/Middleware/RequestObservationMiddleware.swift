@@ -1,3 +1,4 @@
+import CountersignCrypto
 import Dispatch
 import Foundation
 import HTTPTypes
@@ -71,7 +72,7 @@ struct RequestObservationMiddleware: RouterMiddleware {
         forwardedFor.split(separator: ",", omittingEmptySubsequences: false).prefix(16).map { entry in
             let address = entry.trimmingCharacters(in: .whitespaces)
             let isAddress = !address.isEmpty && address.utf8.count <= 64 && address.utf8.allSatisfy { byte in
-                isHexDigit(byte) || Array(".:[]".utf8).contains(byte)
+                Hex.value(ofDigit: byte) != nil || Array(".:[]".utf8).contains(byte)
             }
             return isAddress ? address : "?"
         }.joined(separator: ", ")
@@ -80,11 +81,6 @@ struct RequestObservationMiddleware: RouterMiddleware {
     private static func isAlphanumeric(_ byte: UInt8) -> Bool {
         (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
             || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
-    }
-
-    private static func isHexDigit(_ byte: UInt8) -> Bool {
-        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
-            || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
     }
 
     /// How the access line gives a request's duration: milliseconds, to the microsecond.

@@ -108,7 +108,7 @@ struct DemoTenant: Codable {
     /// in CI, and a whole key there is a key leaked. The commands it prints read them from the file.
     func banner(host: String, port: Int, operatorKey: String, keysFile: String) -> String {
         let base = "http://" + ListenAddress.display(host: host == "0.0.0.0" ? "127.0.0.1" : host == "::" ? "::1" : host, port: port)
-        func prefix(_ key: String) -> String { key.split(separator: "_").prefix(2).joined(separator: "_") + "_…" }
+        func prefix(_ key: String) -> String { (APIKeyToken(parsing: key)?.prefix ?? "csk") + "_…" }
         return """
 
             Countersign dev is starting on \(base)

@@ -284,9 +284,8 @@ struct OutageMetricsTests {
     /// Stopped while it waits for its database, an instance exits as from any shutdown: status 0,
     /// which a supervisor does not take for a crash.
     @Test func anInstanceWaitingForItsDatabaseStopsCleanly() async throws {
-        let cluster = try TestDatabase.privateCluster()
-        let url = try cluster.start()
-        try cluster.stop()
+        // A port nothing listens on: the database refuses, as a stopped one does.
+        let url = "host=127.0.0.1 port=\(try LoopbackPort.free()) user=postgres dbname=postgres"
         let keys = try ServiceProcess.Keys()
         defer { keys.remove() }
         let instance = try ServiceProcess(databaseURL: url, keys: keys, logLevel: "warning")
