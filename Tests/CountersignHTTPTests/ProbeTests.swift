@@ -57,6 +57,22 @@ struct ProbeTests {
         }
     }
 
+    /// Every family of ours says what it counts, once, on the line before its type.
+    @Test func everyMetricFamilyOfOursHasHelp() async throws {
+        try await TestService.run { api in
+            _ = try await api.call(.get, "/healthz")
+            let lines = String(decoding: try await api.call(.get, "/metrics").body, as: UTF8.self).split(separator: "\n")
+            let families = lines.filter { $0.hasPrefix("# TYPE countersign_") }.map { $0.split(separator: " ")[2] }
+            #expect(families.count >= 10, "\(lines)")
+            for family in families {
+                let type = try #require(lines.firstIndex { $0.hasPrefix("# TYPE \(family) ") })
+                #expect(type > 0 && lines[type - 1].hasPrefix("# HELP \(family) "), "\(family)")
+                #expect(lines.filter { $0.hasPrefix("# HELP \(family) ") }.count == 1, "\(family)")
+            }
+            #expect(lines.contains("# HELP countersign_db_pool_waiters Callers waiting for a pool connection."))
+        }
+    }
+
     @Test func refusalsBeforeRoutingAndWrongMethodsAreCountedUnderTheirRoutes() async throws {
         try await TestService.run(.live) { api in
             let port = try #require(api.port)

@@ -27,7 +27,7 @@ struct HealthController: Sendable {
             return Response(
                 status: .ok,
                 headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                body: .init(byteBuffer: .init(bytes: bytes))
+                body: .init(byteBuffer: .init(bytes: MetricHelp.adding(to: bytes)))
             )
         }
     }
