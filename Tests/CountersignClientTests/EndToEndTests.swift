@@ -87,6 +87,34 @@ struct EndToEndTests {
         }
     }
 
+    /// FoundationNetworking never calls `didCompleteWithError` for a task behind `data(from:)`:
+    /// unreported, an accepted credential would keep the rejections its retries counted.
+    @Test("a task behind data(from:): its outcome is reported all the same, once")
+    func asyncTaskReported() async throws {
+        try await LiveCountersign.run { service in
+            try await BasicAuthServer.run(user: Self.account, password: "right-password") { server in
+                let tenant = try await Self.prepare(service, server: server, password: "right-password")
+                let events = EventLog()
+                let delegate = Self.delegate(service, tenant, events: events)
+                let session = makeSession(delegate)
+                let (_, response) = try await session.data(from: server.url)
+                #expect((response as? HTTPURLResponse)?.statusCode == 200)
+                let decision = try #require(events.decisions.only)
+                try await events.wait(timeout: .seconds(10)) { !$0.reported.isEmpty }
+                #expect(events.reported.map(\.0) == [decision.decisionId])
+                #expect(events.reported.first?.1 == OutcomeReport(outcome: .accepted, upstreamStatus: 200))
+
+                delegate.finishTasksAndInvalidate(session)
+                await delegate.waitUntilIdle()
+                #expect(events.completedTasks.count == 1)
+                #expect(events.reported.count == 1)
+                let countersignSession = try #require(events.sessionsOpened.first)
+                let recorded = try await service.admin.decisions(tenant, sessionId: countersignSession.id)
+                #expect(recorded.first?["outcome"] as? String == "accepted")
+            }
+        }
+    }
+
     @Test("a wrong stored password: 401 after maxFailures attempts, exactly that many rejections counted", arguments: [1, 3])
     func rejectedCredential(maxFailures: Int) async throws {
         try await LiveCountersign.run { service in

@@ -56,6 +56,28 @@ struct TaskLedgerTests {
         #expect(completion.reports == [PendingOutcome(decisionId: summary.decisionId, report: OutcomeReport(outcome: outcome, upstreamStatus: status))])
     }
 
+    /// A page of realm A redirecting to one of realm B: the task ends with realm B's 401, which
+    /// says nothing of realm A's credential, taken before the redirect.
+    @Test("another realm of the same server challenging next: the credential passed, accepted")
+    func passedToAnotherRealm() {
+        var ledger = TaskLedger()
+        let (first, firstUse) = Self.decision(Self.origin)
+        _ = ledger.record(first, use: firstUse, task: 1)
+        let realmB = ProtectionSpace(host: "API.example.com", port: 443, protocolName: "https", realm: "Reports", authenticationMethod: .httpBasic)
+        ledger.challenged(task: 1, spaceKey: realmB.ledgerKey, host: realmB.host, port: realmB.port)
+        let (second, secondUse) = Self.decision(realmB)
+        _ = ledger.record(second, use: secondUse, task: 1)
+        // Realm A again, and another server's space: neither passes realm B's credential.
+        ledger.challenged(task: 1, spaceKey: Self.origin.ledgerKey + "-other-server", host: "other.example.com", port: 443)
+        let completion = ledger.complete(task: 1, status: 401, host: "api.example.com", port: 443)
+        #expect(
+            completion.reports == [
+                PendingOutcome(decisionId: first.decisionId, report: OutcomeReport(outcome: .accepted)),
+                PendingOutcome(decisionId: second.decisionId, report: OutcomeReport(outcome: .rejected, upstreamStatus: 401)),
+            ]
+        )
+    }
+
     @Test("a retry after an answer without a credential names nobody")
     func retryAfterNoCredential() {
         var ledger = TaskLedger()

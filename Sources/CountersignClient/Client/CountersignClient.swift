@@ -76,10 +76,11 @@ public final class CountersignClient: Sendable {
         urlSession.finishTasksAndInvalidate()
     }
 
-    /// Makes one call, with retries where its safety allows, and decodes its answer.
-    func send<Response>(_ request: APIRequest<Response>) async throws(CountersignClientError) -> Response {
+    /// Makes one call, with retries where its safety allows (by `retry`, or the client's
+    /// policy), and decodes its answer.
+    func send<Response>(_ request: APIRequest<Response>, retry: RetryPolicy? = nil) async throws(CountersignClientError) -> Response {
         let urlRequest = try makeURLRequest(request)
-        let policy = configuration.retry
+        let policy = retry ?? configuration.retry
         var attempt = 1
         while true {
             let data: Data

@@ -21,6 +21,12 @@ extension CountersignSessionDelegate {
         public var maxAttemptsPerTask: Int
         /// Report outcomes when tasks complete (accepted / rejected / cancelled).
         public var reportsOutcomes: Bool
+        /// How patiently an outcome report is tried again. An `accepted` report lost resets no
+        /// count: the rejections a task's retries counted stay, and add up towards a block of the
+        /// fleet's credential. By default 6 tries over about 15 s, enough to outlast a restart of
+        /// the service; ``CountersignSessionDelegate/waitUntilIdle()`` and the Countersign
+        /// session's invalidation wait for them.
+        public var outcomeRetry: RetryPolicy
         /// The longest a released credential is kept on the device. `.forSession` by default:
         /// Countersign keeps `permanent` and `synchronizable` credentials itself (for the
         /// client id, for the tenant), where a block, a new secret or a deletion reaches them;
@@ -43,6 +49,7 @@ extension CountersignSessionDelegate {
             challengeTimeout: Duration = .seconds(15),
             maxAttemptsPerTask: Int = 10,
             reportsOutcomes: Bool = true,
+            outcomeRetry: RetryPolicy = RetryPolicy(maxAttempts: 6, initialBackoff: .milliseconds(500), maxBackoff: .seconds(8)),
             persistenceLimit: Persistence? = .forSession,
             ignoredMethods: Set<AuthenticationMethod> = [],
             onEvent: (@Sendable (Event) -> Void)? = nil
@@ -54,6 +61,7 @@ extension CountersignSessionDelegate {
             self.challengeTimeout = challengeTimeout
             self.maxAttemptsPerTask = max(1, maxAttemptsPerTask)
             self.reportsOutcomes = reportsOutcomes
+            self.outcomeRetry = outcomeRetry
             self.persistenceLimit = persistenceLimit
             self.ignoredMethods = ignoredMethods
             self.onEvent = onEvent

@@ -14,8 +14,14 @@ public import FoundationNetworking
 /// ```swift
 /// let client = CountersignClient(baseURL: serviceURL, key: ClientKey(clientKey))
 /// let delegate = CountersignSessionDelegate(client: client, configuration: .init(clientId: "ios-7F3A"))
-/// let session = URLSession(configuration: .default, delegate: delegate, delegateQueue: nil)
+/// let session = URLSession(configuration: .ephemeral, delegate: delegate, delegateQueue: nil)
 /// ```
+///
+/// `.ephemeral`, or any configuration whose `urlCredentialStorage` belongs to this URLSession
+/// alone: URLSession keeps a `forSession` credential in the configuration's credential storage,
+/// and `.default`'s is the process-wide `URLCredentialStorage.shared`, where a released password
+/// would outlive the session, its blocks and its secret's changes, readable by any code in the
+/// process.
 ///
 /// What it does:
 /// - **Session.** Opens a Countersign session at the first challenge, once, however many
@@ -50,8 +56,10 @@ public import FoundationNetworking
 ///   took the credential and refuses anyway: neither counted nor a reset of the count);
 ///   `accepted` with the status when the task ended with any other response; `cancelled` when it
 ///   ended without a response, or failed (timed out, cancelled)
-///   while the request carrying the credential was under way. Decisions that released nothing are
-///   not reported. Reports are retried (the service counts each once).
+///   while the request carrying the credential was under way; `accepted` without a status when
+///   another protection space of the same server challenged the task afterwards (the server took
+///   the credential and moved on). Decisions that released nothing are not reported. Reports are
+///   retried for about 15 s (``Configuration/outcomeRetry``; the service counts each once).
 /// - **Invalidation.** `urlSession(_:didBecomeInvalidWithError:)` invalidates the Countersign
 ///   session after the pending reports are sent: mode `cancel` when the URLSession became invalid
 ///   with an error or ``invalidateAndCancel(_:)`` was used, `finishTasks` otherwise (URLSession
@@ -66,11 +74,11 @@ public import FoundationNetworking
 /// stops it); `performDefaultHandling` with no proposed credential would leave the task hanging
 /// forever, so the delegate answers `cancelAuthenticationChallenge` instead: the task ends with
 /// `NSURLErrorCancelled` and the 401 as `task.response`. Tasks made with a completion handler or
-/// `data(for:)` do not call `urlSession(_:task:didCompleteWithError:)` there: create tasks with
-/// `dataTask(with:)` and `resume()`, or call ``taskDidComplete(_:error:)`` yourself, or their
-/// outcomes go unreported.
+/// `data(for:)` do not call `urlSession(_:task:didCompleteWithError:)` there: the delegate keeps
+/// each task it answered and sees it completed within a quarter of a second (or at
+/// ``waitUntilIdle()``), and reports its outcomes then.
 ///
-/// Apps with a delegate of their own keep it and forward these five methods to a
+/// Apps with a delegate of their own keep it and forward these four methods to a
 /// `CountersignSessionDelegate`.
 public final class CountersignSessionDelegate: NSObject, URLSessionTaskDelegate, Sendable {
     /// The API client the delegate asks through.
@@ -80,6 +88,7 @@ public final class CountersignSessionDelegate: NSObject, URLSessionTaskDelegate,
     let keeper: SessionKeeper
     let ledger = Mutex(TaskLedger())
     let work = WorkTracker()
+    let watcher = TaskWatcher()
     private let invalidation = Mutex(InvalidationState())
 
     private struct InvalidationState {
@@ -138,6 +147,7 @@ public final class CountersignSessionDelegate: NSObject, URLSessionTaskDelegate,
         didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
+        watcher.watch(task) { [weak self] task in self?.taskDidComplete(task, error: task.error) }
         answer(ChallengeSnapshot(challenge), taskIdentifier: task.taskIdentifier, completionHandler: completionHandler)
     }
 
@@ -149,9 +159,12 @@ public final class CountersignSessionDelegate: NSObject, URLSessionTaskDelegate,
     // MARK: - For apps
 
     /// Settles `task`'s decisions as its completion does. URLSession calls this itself through
-    /// `urlSession(_:task:didCompleteWithError:)`; call it for tasks whose completion the
-    /// delegate does not see (completion-handler tasks on Linux). Calling it twice changes nothing.
+    /// `urlSession(_:task:didCompleteWithError:)`; where it does not (tasks behind `data(for:)`
+    /// or a completion handler on Linux) the delegate sees the task completed within a quarter
+    /// of a second, or at ``waitUntilIdle()``. Calling it sooner is allowed; calling it twice
+    /// changes nothing.
     public func taskDidComplete(_ task: URLSessionTask, error: (any Error)?) {
+        watcher.forget(task.taskIdentifier)
         taskDidComplete(taskIdentifier: task.taskIdentifier, response: task.response, error: error)
     }
 
@@ -174,6 +187,7 @@ public final class CountersignSessionDelegate: NSObject, URLSessionTaskDelegate,
     /// ``finishTasksAndInvalidate(_:)`` or ``invalidateAndCancel(_:)``, it also waits for
     /// URLSession to report the invalidation (after its last task, for `finishTasksAndInvalidate`).
     public func waitUntilIdle() async {
+        settleCompletedTasks()
         await work.waitForAll()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let ready = invalidation.withLock { state in
@@ -205,8 +219,11 @@ public final class CountersignSessionDelegate: NSObject, URLSessionTaskDelegate,
         // can settle the credential: a task cancelled while this challenge is with Countersign
         // still has its credential reported refused.
         let rejected = taskIdentifier.flatMap { task in
-            ledger.withLock {
-                $0.retry(task: task, spaceKey: snapshot.space.ledgerKey, previousFailureCount: snapshot.previousFailureCount, status: snapshot.failureStatus)
+            ledger.withLock { ledger in
+                if !snapshot.space.isProxy {
+                    ledger.challenged(task: task, spaceKey: snapshot.space.ledgerKey, host: snapshot.space.host, port: snapshot.space.effectivePort)
+                }
+                return ledger.retry(task: task, spaceKey: snapshot.space.ledgerKey, previousFailureCount: snapshot.previousFailureCount, status: snapshot.failureStatus)
             }
         }
         work.start {
@@ -221,7 +238,7 @@ public final class CountersignSessionDelegate: NSObject, URLSessionTaskDelegate,
             self.fallBack(snapshot, taskIdentifier: taskIdentifier, once: once, reason: .timedOut)
         }
         defer { deadline.cancel() }
-        switch await resolve(snapshot, taskIdentifier: taskIdentifier, rejected: rejected) {
+        switch await resolve(snapshot, taskIdentifier: taskIdentifier, rejected: rejected, once: once) {
         case .decided(let answer):
             await apply(answer, snapshot, taskIdentifier: taskIdentifier, once: once)
         case .fallback(let reason, let disposition):
@@ -235,8 +252,10 @@ public final class CountersignSessionDelegate: NSObject, URLSessionTaskDelegate,
     }
 
     /// Asks Countersign, naming the user of the `rejected` credential when URLSession proposes
-    /// none. Never throws: every failure is a fallback with its reason.
-    private func resolve(_ snapshot: ChallengeSnapshot, taskIdentifier: Int?, rejected: TaskLedger.Use?) async -> Resolution {
+    /// none. Never throws: every failure is a fallback with its reason. Starts no call once the
+    /// deadline has answered (`once` claimed): a decision asked for then would release a
+    /// credential nobody uses. A call under way is finished and its decision settled.
+    private func resolve(_ snapshot: ChallengeSnapshot, taskIdentifier: Int?, rejected: TaskLedger.Use?, once: CompletionOnce) async -> Resolution {
         var challenge = snapshot.challenge(taskId: taskIdentifier.map(String.init) ?? "session")
         if let rejected, challenge.proposedCredential == nil {
             challenge.proposedCredential = ProposedCredential(user: rejected.user, hasPassword: true)
@@ -248,12 +267,14 @@ public final class CountersignSessionDelegate: NSObject, URLSessionTaskDelegate,
         }
         // One more round when the session ended under us (expired, swept): open another and ask again.
         for round in 0..<2 {
+            guard !once.isClaimed else { return .fallback(.timedOut, nil) }
             let session: CountersignSession
             switch await keeper.session() {
             case .success(let opened): session = opened
             case .failure(.invalidated): return .fallback(.invalidated, nil)
             case .failure(.service(let error)): return .fallback(.serviceFailed(error), nil)
             }
+            guard !once.isClaimed else { return .fallback(.timedOut, nil) }
             do {
                 return .decided(try await client.decideChallenge(challenge, in: session.id))
             } catch {
@@ -369,6 +390,8 @@ public final class CountersignSessionDelegate: NSObject, URLSessionTaskDelegate,
         let http = response as? HTTPURLResponse
         let port = http?.url.map { url in url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80) }
         let completion = ledger.withLock { $0.complete(task: taskIdentifier, status: http?.statusCode, host: http?.url?.host, port: port, endedWithError: error != nil) }
+        // Seen twice: by URLSession's callback and by the watcher, which may come first.
+        guard !completion.repeated else { return }
         emit(
             .taskCompleted(
                 TaskSummary(
@@ -388,12 +411,17 @@ public final class CountersignSessionDelegate: NSObject, URLSessionTaskDelegate,
     private func report(_ outcomes: [PendingOutcome]) async {
         for outcome in outcomes {
             do {
-                let response = try await client.reportOutcome(outcome.report, for: outcome.decisionId)
+                let response = try await client.reportOutcome(outcome.report, for: outcome.decisionId, retry: configuration.outcomeRetry)
                 emit(.outcomeReported(decisionId: outcome.decisionId, report: outcome.report, counted: response.counted))
             } catch {
                 emit(.outcomeReportFailed(decisionId: outcome.decisionId, report: outcome.report, error: error))
             }
         }
+    }
+
+    /// Settles the answered tasks that completed without URLSession saying so.
+    private func settleCompletedTasks() {
+        watcher.sweep { [weak self] task in self?.taskDidComplete(task, error: task.error) }
     }
 
     private func sessionDidBecomeInvalid(error: (any Error)?) {
@@ -404,6 +432,7 @@ public final class CountersignSessionDelegate: NSObject, URLSessionTaskDelegate,
             state.announcedMode = state.announcedMode ?? mode
             state.task = Task {
                 // Outcomes first: `cancel` turns every decision still without one into `cancelled`.
+                self.settleCompletedTasks()
                 await self.work.waitForAll()
                 switch await self.keeper.invalidate(mode) {
                 case .success(let session): self.emit(.sessionInvalidated(session))

@@ -18,6 +18,14 @@ struct TaskLedger: Sendable {
         var rejectedWith: Int?
         /// The service counted that rejection itself (the retry's `countedRejection`).
         var countedByService = false
+        /// Another space of the same server challenged the task afterwards: the server took this
+        /// credential and moved on (a page of realm A redirecting to one of realm B), so the
+        /// task's last 401 is that space's, not this credential's.
+        var passed = false
+
+        func isAtServer(host: String?, port: Int?) -> Bool {
+            (host.map { ProtectionSpace.foldedHost($0) == ProtectionSpace.foldedHost(self.host) } ?? true) && (port.map { $0 == self.port } ?? true)
+        }
     }
 
     struct Entry: Sendable {
@@ -33,6 +41,8 @@ struct TaskLedger: Sendable {
         var reports: [PendingOutcome]
         var decisions: [DecisionSummary]
         var fallbacks: [FallbackSummary]
+        /// The task's end was seen before: nothing new to tell.
+        var repeated = false
     }
 
     private var entries: [Int: Entry] = [:]
@@ -53,6 +63,16 @@ struct TaskLedger: Sendable {
         let use = entry.uses[index]
         entries[task] = entry
         return use
+    }
+
+    /// A challenge arrived for `task` at origin space `spaceKey` of `host`:`port`: the credentials
+    /// the task was given for the server's other spaces got past them.
+    mutating func challenged(task: Int, spaceKey: String, host: String, port: Int) {
+        guard var entry = entries[task] else { return }
+        for index in entry.uses.indices where !entry.uses[index].isProxy && entry.uses[index].spaceKey != spaceKey && entry.uses[index].rejectedWith == nil {
+            if entry.uses[index].isAtServer(host: host, port: port) { entry.uses[index].passed = true }
+        }
+        entries[task] = entry
     }
 
     /// The service says it counted the rejection of `decisionId` (a retry's `countedRejection`).
@@ -91,6 +111,8 @@ struct TaskLedger: Sendable {
     /// an outcome:
     /// - refused by a later challenge of the same space: `rejected` with that challenge's status,
     ///   unless the service already counted it from the retry itself;
+    /// - passed, when another space of the same server challenged the task afterwards:
+    ///   `accepted`, without a status (the task's own says nothing of this credential);
     /// - otherwise judged by the final response: the space's authentication failure (401 from
     ///   that origin, 407 from a proxy) is `rejected`; a 403 from that origin is `refused`, as
     ///   the service records a 403 forwarded raw (the server took the credential and refuses
@@ -104,7 +126,7 @@ struct TaskLedger: Sendable {
     ///   out, cancelled by the app) the 401/407 is not the server's verdict on the credential. A
     ///   401/407 that did answer it raises the next challenge, which marks it refused above.
     mutating func complete(task: Int, status: Int?, host: String?, port: Int?, endedWithError: Bool = false) -> Completion {
-        remember(completedTask: task)
+        guard remember(completedTask: task) else { return Completion(reports: [], decisions: [], fallbacks: [], repeated: true) }
         guard let entry = entries.removeValue(forKey: task) else { return Completion(reports: [], decisions: [], fallbacks: []) }
         var reports: [PendingOutcome] = []
         for use in entry.uses {
@@ -112,6 +134,10 @@ struct TaskLedger: Sendable {
                 if !use.countedByService {
                     reports.append(PendingOutcome(decisionId: use.decisionId, report: OutcomeReport(outcome: .rejected, upstreamStatus: rejectedWith)))
                 }
+                continue
+            }
+            if use.passed {
+                reports.append(PendingOutcome(decisionId: use.decisionId, report: OutcomeReport(outcome: .accepted)))
                 continue
             }
             guard let status else {
@@ -122,7 +148,7 @@ struct TaskLedger: Sendable {
             if use.isProxy {
                 outcome = status == 407 ? .rejected : .accepted
             } else {
-                let sameServer = (host.map { ProtectionSpace.foldedHost($0) == ProtectionSpace.foldedHost(use.host) } ?? true) && (port.map { $0 == use.port } ?? true)
+                let sameServer = use.isAtServer(host: host, port: port)
                 switch status {
                 case 401 where sameServer: outcome = .rejected
                 case 403 where sameServer: outcome = .refused
@@ -141,11 +167,13 @@ struct TaskLedger: Sendable {
     /// Tasks with an entry (for tests and diagnostics).
     var openTasks: Set<Int> { Set(entries.keys) }
 
-    private mutating func remember(completedTask task: Int) {
-        guard completedSet.insert(task).inserted else { return }
+    /// False when the task's end was seen before.
+    private mutating func remember(completedTask task: Int) -> Bool {
+        guard completedSet.insert(task).inserted else { return false }
         completed.append(task)
         if completed.count > Self.completedMemory {
             completedSet.remove(completed.removeFirst())
         }
+        return true
     }
 }

@@ -2,9 +2,10 @@ public import Foundation
 
 extension CountersignClient {
     /// `reportOutcome`: tells the service what the upstream server did with a decision's
-    /// credential. The service counts the same report once, so this call is retried like a GET.
+    /// credential. The service counts the same report once, so this call is retried like a GET,
+    /// by `retry` when given (else the client's policy).
     @discardableResult
-    public func reportOutcome(_ report: OutcomeReport, for decisionID: UUID) async throws(CountersignClientError) -> OutcomeResponse {
+    public func reportOutcome(_ report: OutcomeReport, for decisionID: UUID, retry: RetryPolicy? = nil) async throws(CountersignClientError) -> OutcomeResponse {
         try await send(
             APIRequest(
                 operation: "reportOutcome",
@@ -12,7 +13,8 @@ extension CountersignClient {
                 path: "v1/decisions/\(decisionID.uuidString.lowercased())/outcome",
                 json: report,
                 safety: .idempotent
-            )
+            ),
+            retry: retry
         )
     }
 }
