@@ -101,6 +101,9 @@ struct FetchCommandTests {
                 #expect(output.contains("status: 401"), "\(output)")
                 #expect(output.contains("cancelAuthenticationChallenge"), "\(output)")
                 #expect(output.contains("remaining attempts: 0"), "\(output)")
+                // The refusals the retries counted, and the block they led to, are told.
+                #expect(output.contains("counted the rejection of "), "\(output)")
+                #expect(output.contains("blocked until: 20"), "\(output)")
                 #expect(!output.contains("wrong"), "\(output)")
             }
         }

@@ -46,6 +46,8 @@ extension DecisionSummary: CustomStringConvertible {
         text += " rule: \(rule?.description ?? "none")"
         if let user { text += " user: \(user)" }
         if let remainingAttempts { text += " remaining attempts: \(remainingAttempts)" }
+        if let blockedUntil { text += " blocked until: \(blockedUntil.formatted(.iso8601))" }
+        if let countedRejection { text += " counted the rejection of \(countedRejection.uuidString.lowercased())" }
         text += " [\(source)] \(reason)"
         return text
     }
