@@ -91,7 +91,8 @@ struct ContractTests {
             method: "GET", url: "http://h/", requestTarget: "http://h/", body: Data([1]), bodyHash: ForwardedBodyHash(algorithm: .sha256, value: "00")
         ),
         proxy: ForwardedProxy(host: "p", port: 3128, type: .https),
-        previousDecisionId: UUID()
+        previousDecisionId: UUID(),
+        carriedHeader: true
     )
 
     static let responseAnswer = ResponseAnswer(

@@ -267,6 +267,35 @@ struct RawResponseTests {
         }
     }
 
+    /// The answer to a task's first 401 was lost after its release was recorded (a 503, a
+    /// dropped connection): forwarded again, the same 401 must not count that release, which
+    /// never reached the client, as rejected. `carriedHeader: false` says no header went out;
+    /// `previousDecisionId` names the one that did.
+    @Test func aForwardRepeatedAfterALostAnswerJudgesOnlyTheHeaderSent() async throws {
+        try await TestService.run { api in
+            let (tenant, session) = try await aliceSession(api, then: #""maxFailures": 2"#)
+            let basic = [["WWW-Authenticate", #"Basic realm="Files""#]]
+
+            let lost = try await api.response(tenant, session: session, headers: basic, carriedHeader: false)
+            let again = try await api.response(tenant, session: session, headers: basic, carriedHeader: false)
+            #expect(again["countedRejection"] is NSNull, "\(again)")
+            #expect(again.json["remainingAttempts"] as? Int == 2)
+            #expect(try await decision(api, tenant, try #require(lost.string("decisionId")))["outcome"] is NSNull)
+
+            // The header of `again` went out and was refused; the refusal's forward is repeated.
+            let sent = try #require(again.string("decisionId"))
+            let refused = try await api.response(tenant, session: session, headers: basic, previousDecisionId: sent, carriedHeader: true)
+            #expect(refused.string("countedRejection") == sent)
+            let repeated = try await api.response(tenant, session: session, headers: basic, previousDecisionId: sent, carriedHeader: true)
+            #expect(repeated["countedRejection"] is NSNull, "\(repeated)")
+            let counters = try await api.call(.get, "/v1/counters", key: tenant.adminKey)
+            #expect((counters.json["counters"] as? [[String: Any]])?.first?["failures"] as? Int == 1)
+
+            let contradiction = try await api.response(tenant, session: session, headers: basic, previousDecisionId: sent, carriedHeader: false)
+            #expect(contradiction.status == 400 && contradiction.errorCode == "invalid_field", "\(contradiction)")
+        }
+    }
+
     /// A host written another way than decisions record it (a fully qualified name's trailing dot,
     /// a proxy's IPv6 address without brackets) is the same server: a second 401/407 for the
     /// header just issued is its rejection, and a 403 its refusal.

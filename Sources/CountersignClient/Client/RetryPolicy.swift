@@ -10,7 +10,9 @@ import Foundation
 /// - **Others** (`openSession`, `decideChallenge`, `answerRawResponse`, `submitCredential`,
 ///   `answerSecurityChecks`) are retried only when the request certainly did not take effect: the
 ///   connection could not be made at all (refused, host not found, offline), or the service
-///   answered 503 with its own error body, which the contract defines as "nothing was written".
+///   answered 503 with its own error body, after which the contract promises that a repeat
+///   counts nothing twice (a raw response must name the header its request carried:
+///   ``RawResponse/carriedHeader``, ``RawResponse/previousDecisionId``).
 ///   A 503 without it comes from something in between (a load balancer, a proxy), which may have
 ///   passed the request on before failing: not retried. A challenge or a raw
 ///   response is never resent after a timeout or a lost connection: the first copy may have been
@@ -61,7 +63,7 @@ public struct RetryPolicy: Sendable, Hashable {
     /// answer carries Countersign's own error body.
     static func mayRetry(status: Int, _ safety: Safety, fromCountersign: Bool) -> Bool {
         switch status {
-        // Only Countersign's 503 promises that nothing was written; an intermediary's may come
+        // Only Countersign's 503 promises that a repeat counts nothing twice; an intermediary's may come
         // after it passed the request on.
         case 503: return safety == .idempotent || fromCountersign
         case 429: return true

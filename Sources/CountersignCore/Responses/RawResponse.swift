@@ -22,6 +22,11 @@ public struct RawResponse: Codable, Hashable, Sendable {
     /// The decision whose header the request carried, if the client kept it. Without it, the
     /// latest credential released for this task and server is meant.
     public var previousDecisionId: UUID?
+    /// `false`: the request carried no header Countersign issued (the task's first request, or
+    /// one sent before an answer that never arrived), so the response judges no release. Without
+    /// it, a forward repeated after a lost answer (a 503 after the decision was recorded, a
+    /// dropped connection) would take the release it never received for the one it sent.
+    public var carriedHeader: Bool?
 
     public init(
         taskId: String,
@@ -29,7 +34,8 @@ public struct RawResponse: Codable, Hashable, Sendable {
         headers: [[String]],
         request: ForwardedRequest,
         proxy: ForwardedProxy? = nil,
-        previousDecisionId: UUID? = nil
+        previousDecisionId: UUID? = nil,
+        carriedHeader: Bool? = nil
     ) {
         self.taskId = taskId
         self.status = status
@@ -37,6 +43,7 @@ public struct RawResponse: Codable, Hashable, Sendable {
         self.request = request
         self.proxy = proxy
         self.previousDecisionId = previousDecisionId
+        self.carriedHeader = carriedHeader
     }
 
     /// Most header pairs accepted; the challenge fields are bounded by the parser's own limits.
@@ -62,6 +69,9 @@ public struct RawResponse: Codable, Hashable, Sendable {
             guard proxy != nil else { throw CountersignError(.missingField, "'proxy' is required with status 407") }
         } else if status == 401, proxy != nil {
             throw CountersignError(.invalidField, "'proxy' is only for status 407 (or a 403 from a proxy)")
+        }
+        if carriedHeader == false, previousDecisionId != nil {
+            throw CountersignError(.invalidField, "'previousDecisionId' names the header the request carried; with 'carriedHeader' false it carried none")
         }
 
         // The challenge fields are gathered and parsed before anything else is counted, so that
@@ -112,7 +122,8 @@ public struct RawResponse: Codable, Hashable, Sendable {
             method: method,
             requestTarget: requestTarget,
             entityBody: try request.entityBody(),
-            previousDecisionId: previousDecisionId
+            previousDecisionId: previousDecisionId,
+            carriedHeader: carriedHeader != false
         )
         for (index, challenge) in challenges.enumerated() where !context.protectionSpace(scheme: challenge.scheme, realm: challenge.realm).keyFits {
             throw CountersignError(

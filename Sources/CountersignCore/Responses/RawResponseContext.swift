@@ -32,6 +32,8 @@ public struct RawResponseContext: Sendable, Hashable {
     /// The body (or its hash), for `qop=auth-int`.
     public var entityBody: DigestEntityBody?
     public var previousDecisionId: UUID?
+    /// Whether the request may have carried a header Countersign issued (``RawResponse/carriedHeader``).
+    public var carriedHeader: Bool
 
     init(
         taskId: String,
@@ -41,7 +43,8 @@ public struct RawResponseContext: Sendable, Hashable {
         method: String,
         requestTarget: String,
         entityBody: DigestEntityBody?,
-        previousDecisionId: UUID?
+        previousDecisionId: UUID?,
+        carriedHeader: Bool
     ) {
         self.taskId = taskId
         self.status = status
@@ -51,6 +54,7 @@ public struct RawResponseContext: Sendable, Hashable {
         self.requestTarget = requestTarget
         self.entityBody = entityBody
         self.previousDecisionId = previousDecisionId
+        self.carriedHeader = carriedHeader
     }
 
     /// `Authorization` for a 401, `Proxy-Authorization` for a 407.

@@ -129,7 +129,7 @@ public struct RawResponseService: Sendable {
                     // The release is recorded, but no header reaches the client: left without an
                     // outcome, the same response forwarded again (as the 503 invites) would find
                     // it the task's last release and count it as rejected, though nothing was sent.
-                    _ = try? await decisions.recordOutcome(.cancelled, upstreamStatus: nil, of: decision.id, tenantID: asker.tenantID, source: "response")
+                    _ = try? await decisions.recordOutcome(.cancelled, upstreamStatus: nil, of: decision.id, tenantID: asker.tenantID, source: "unsent")
                     throw error
                 }
             }
@@ -223,6 +223,7 @@ public struct RawResponseService: Sendable {
     /// The release this response answers: the decision the client names, else the latest one
     /// that released a credential to this task for this server.
     private func earlierRelease(_ context: RawResponseContext, sessionID: UUID) async throws -> DecisionEntry? {
+        guard context.carriedHeader else { return nil }
         if let id = context.previousDecisionId {
             guard let entry = try await store.get(sessionID: sessionID, id: id) else {
                 throw CountersignError(.notFound, "'previousDecisionId' names no decision of this session")

@@ -49,6 +49,23 @@ public struct SecurityCheckService: Sendable {
             )
         }
         var answers: [String: SecurityCheckAnswer] = [:]
+        do {
+            return try await answer(challenges, for: asker, into: &answers)
+        } catch {
+            // Answers recorded in earlier rounds never go out with the error: cancelled, so
+            // that the retry the error invites judges none of them (best effort: the database
+            // may be what failed).
+            do {
+                try await store.cancelUnsent(tenantID: asker.tenantID, decisionIDs: answers.values.map(\.decisionId))
+            } catch let cancelError {
+                logger.warning("security-check answers not sent were left pending", metadata: ["answers": "\(answers.count)", "error": "\(cancelError)"])
+            }
+            throw error
+        }
+    }
+
+    /// The rounds of ``answer(_:for:)``: every answer recorded is put in `answers` at once.
+    private func answer(_ challenges: SecurityCheckChallenges, for asker: DecisionService.Asker, into answers: inout [String: SecurityCheckAnswer]) async throws -> [String: SecurityCheckAnswer] {
         var challenged: [String: SecurityCheckStore.Challenged] = [:]
         var pending = challenges.names
         attempts: for _ in 0..<DecisionService.attempts {

@@ -163,6 +163,21 @@ public struct SecurityCheckStore: Sendable {
         }
     }
 
+    /// Records `cancelled` for answers that were recorded but never went out (the request that
+    /// made them failed): left pending, the client's retry of the same list, carrying the
+    /// server's `errorMsg` for the answer it did get, would count it against the last recorded.
+    public func cancelUnsent(tenantID: UUID, decisionIDs: [UUID]) async throws {
+        guard !decisionIDs.isEmpty else { return }
+        try await pool.withTransaction { connection in
+            for id in decisionIDs {
+                _ = try DecisionStore.recordOutcome(
+                    tenantID: tenantID, decisionID: id, outcome: .cancelled, upstreamStatus: nil,
+                    source: "unsent", acceptingSecurityChecks: true, on: connection
+                )
+            }
+        }
+    }
+
     /// Ends the client's current state for the check at once (an admin unblocking it, say): it
     /// reads `expired`, so the next challenge starts a fresh attempting window. The totals and the
     /// history stay. `nil` when the client was never challenged for the check.

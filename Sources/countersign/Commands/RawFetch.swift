@@ -74,7 +74,10 @@ struct RawFetch {
                     taskId: taskId,
                     response: response,
                     request: request,
-                    previousDecisionId: refusedAfterHeader ? released?.decisionId : nil
+                    // Which header the request carried, if any: a forward repeated after a lost
+                    // answer then judges that header, not a release this command never got.
+                    previousDecisionId: released?.decisionId,
+                    carriedHeader: released != nil
                 )
                 let answer = try await client.answerRawResponse(raw, in: sessionID)
                 print(Self.line(answer))

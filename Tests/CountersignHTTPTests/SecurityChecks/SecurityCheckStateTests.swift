@@ -202,6 +202,60 @@ struct SecurityCheckStateTests {
         }
     }
 
+    /// A list whose second check kept losing its race (here: its credential's count moved under
+    /// its first round, and its second round's write failed) ends in an error; the first check's
+    /// answer, recorded in round one, never went out. It is cancelled, so that the retry the
+    /// error invites, carrying the server's `errorMsg` for the answer the client did get, counts
+    /// no failure of an answer nobody sent.
+    @Test func answersRecordedBeforeTheListFailedAreCancelled() async throws {
+        try await TestService.withSideAccess { api, side in
+            let tenant = try await api.tenant()
+            let pin = try await api.credential(tenant, host: "mfp.example.com", account: "pin", password: "0000")
+            let otp = try await api.credential(tenant, host: "mfp.example.com", account: "otp", password: "1111")
+            try await api.securityCheckHandlers(
+                tenant,
+                #"[{"securityCheck": "P1", "action": "submitChallengeAnswer", "credentialId": "\#(pin)", "answer": {"pin": "$secret"}, "maxFailures": 100},"#
+                    + #" {"securityCheck": "P2", "action": "submitChallengeAnswer", "credentialId": "\#(otp)", "answer": {"otp": "$secret"}, "maxFailures": 100}]"#
+            )
+            let session = try await api.session(tenant, clientId: "ios-1")
+            // P2's credential gets a counter, which the triggers below move.
+            _ = try await api.securityChecks(tenant, session: session, #"{"P2": {"errorMsg": null}}"#)
+            _ = try await api.reportSecurityCheck(tenant, session: session, check: "P2", "failure")
+            try await side.withConnection { connection in
+                try connection.simpleQuery(
+                    """
+                    CREATE FUNCTION move_p2_counter() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+                      UPDATE rejection_counters SET failures = failures + 1 WHERE credential_id = '\(otp)'; RETURN NEW;
+                    END $$;
+                    CREATE TRIGGER move_p2_counter AFTER INSERT OR UPDATE ON security_check_states FOR EACH ROW
+                      WHEN (NEW.security_check = 'P2') EXECUTE FUNCTION move_p2_counter();
+                    CREATE FUNCTION refuse_p2_answers() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+                      RAISE EXCEPTION 'refused'; END $$;
+                    CREATE TRIGGER refuse_p2_answers BEFORE INSERT ON decisions FOR EACH ROW
+                      WHEN (NEW.task_id = 'P2') EXECUTE FUNCTION refuse_p2_answers();
+                    """
+                )
+            }
+            let failed = try await api.securityChecks(tenant, session: session, #"{"P1": {"errorMsg": null}, "P2": {"errorMsg": null}}"#)
+            #expect(failed.status >= 500, "\(failed)")
+            try await side.withConnection { connection in
+                try connection.simpleQuery(
+                    "DROP TRIGGER move_p2_counter ON security_check_states; DROP FUNCTION move_p2_counter(); DROP TRIGGER refuse_p2_answers ON decisions; DROP FUNCTION refuse_p2_answers()"
+                )
+            }
+            let decisions = try await api.call(.get, "/v1/decisions?sessionId=\(session)", key: tenant.adminKey)
+            let unsent = try #require((decisions.json["decisions"] as? [[String: Any]])?.first { $0["taskId"] as? String == "P1" }, "\(decisions)")
+            #expect(unsent["outcome"] as? String == "cancelled" && unsent["outcomeSource"] as? String == "unsent", "\(unsent)")
+
+            let retried = try await api.securityChecks(tenant, session: session, #"{"P1": {"errorMsg": "Pin code is not valid."}, "P2": {"errorMsg": null}}"#)
+            #expect(retried.status == 200, "\(retried)")
+            let counters = try await api.call(.get, "/v1/counters?credentialId=\(pin)", key: tenant.adminKey)
+            #expect((counters.json["counters"] as? [[String: Any]])?.allSatisfy { $0["failures"] as? Int == 0 } == true, "\(counters)")
+            let state = try #require(try await api.securityCheckStates(tenant, clientId: "ios-1").first { $0["securityCheck"] as? String == "P1" })
+            #expect(state["totalFailures"] as? Int == 0, "\(state)")
+        }
+    }
+
     @Test func attemptingAndSuccessStatesExpireAsConfigured() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()

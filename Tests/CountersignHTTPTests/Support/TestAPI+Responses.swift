@@ -17,6 +17,7 @@ extension TestAPI {
         extraRequest: [String: String] = [:],
         proxy: [String: any Sendable]? = nil,
         previousDecisionId: String? = nil,
+        carriedHeader: Bool? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> Reply {
         var request: [String: any Sendable] = ["method": method, "url": url]
@@ -24,6 +25,7 @@ extension TestAPI {
         var body: [String: any Sendable] = ["taskId": taskId, "status": status, "headers": headers, "request": request]
         if let proxy { body["proxy"] = proxy }
         if let previousDecisionId { body["previousDecisionId"] = previousDecisionId }
+        if let carriedHeader { body["carriedHeader"] = carriedHeader }
         let json = String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self)
         return try await call(.post, "/v1/sessions/\(session)/responses", key: tenant.clientKey, json: json, sourceLocation: sourceLocation)
     }

@@ -16,7 +16,8 @@ extension RawResponse {
         response: HTTPURLResponse,
         request: URLRequest,
         proxy: ForwardedProxy? = nil,
-        previousDecisionId: UUID? = nil
+        previousDecisionId: UUID? = nil,
+        carriedHeader: Bool? = nil
     ) {
         var headers: [ResponseHeader] = []
         for (name, value) in response.allHeaderFields {
@@ -39,7 +40,8 @@ extension RawResponse {
             headers: headers,
             request: ForwardedRequest(method: request.httpMethod ?? "GET", url: url ?? ""),
             proxy: proxy,
-            previousDecisionId: previousDecisionId
+            previousDecisionId: previousDecisionId,
+            carriedHeader: carriedHeader
         )
     }
 

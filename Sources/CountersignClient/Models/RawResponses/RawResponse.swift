@@ -25,6 +25,12 @@ public struct RawResponse: Codable, Hashable, Sendable {
     /// The decision whose header the request carried; by default the service takes the latest
     /// credential it released to this task for this server.
     public var previousDecisionId: UUID?
+    /// `false` when the request carried no header Countersign issued (the task's first request):
+    /// the response then judges no release, even when the answer to an earlier forward of it was
+    /// lost (a 503, a dropped connection) after the service recorded a release the client never
+    /// got. Set it, with ``previousDecisionId`` once a header was sent, and a forward repeated
+    /// after a failure never counts a rejection nobody made.
+    public var carriedHeader: Bool?
 
     public init(
         taskId: String,
@@ -32,7 +38,8 @@ public struct RawResponse: Codable, Hashable, Sendable {
         headers: [ResponseHeader],
         request: ForwardedRequest,
         proxy: ForwardedProxy? = nil,
-        previousDecisionId: UUID? = nil
+        previousDecisionId: UUID? = nil,
+        carriedHeader: Bool? = nil
     ) {
         self.taskId = taskId
         self.status = status
@@ -40,6 +47,7 @@ public struct RawResponse: Codable, Hashable, Sendable {
         self.request = request
         self.proxy = proxy
         self.previousDecisionId = previousDecisionId
+        self.carriedHeader = carriedHeader
     }
 
     /// The statuses the service takes.
