@@ -50,6 +50,8 @@ struct RawFetch {
                 // The request's own timeout is what is left of `--timeout`: its end is the same.
                 let timedOut = ContinuousClock.now >= deadline || FetchCommand.isTimeout(error)
                 print(timedOut ? "no answer within \(timeout)" : "no response: \(error.localizedDescription)")
+                // The last request got no answer: an earlier round's status is not its end.
+                status = nil
                 // The header went out and got no verdict.
                 if let released { await report(.cancelled, status: nil, for: released) }
                 break
