@@ -24,6 +24,7 @@ public final class CountersignClient: Sendable {
     /// What the client was made with.
     public let configuration: Configuration
     let urlSession: URLSession
+    private let sessionDelegate = InternalSessionDelegate()
 
     /// Where the service is, the key, and how patient to be.
     public struct Configuration: Sendable {
@@ -64,7 +65,7 @@ public final class CountersignClient: Sendable {
         sessionConfiguration.urlCache = nil
         sessionConfiguration.urlCredentialStorage = nil
         sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        urlSession = URLSession(configuration: sessionConfiguration, delegate: InternalSessionDelegate(), delegateQueue: nil)
+        urlSession = URLSession(configuration: sessionConfiguration, delegate: sessionDelegate, delegateQueue: nil)
     }
 
     public convenience init(baseURL: URL, key: ClientKey) {
@@ -89,6 +90,13 @@ public final class CountersignClient: Sendable {
                 (data, response) = try await urlSession.data(for: urlRequest)
             } catch {
                 let urlError = error as? URLError ?? URLError(.unknown)
+                if urlError.code == .cancelled, let status = sessionDelegate.refusedChallengeStatus(for: urlRequest.url) {
+                    throw .service(
+                        status: status,
+                        code: Self.foreignCode(status),
+                        message: "the service, or a proxy in front of it, asked for HTTP authentication (\(status)); Countersign takes the key as a bearer token: check the base URL and any proxy"
+                    )
+                }
                 if attempt < policy.maxAttempts, RetryPolicy.mayRetry(urlError, request.safety) {
                     try await pause(policy.backoff(after: attempt))
                     attempt += 1

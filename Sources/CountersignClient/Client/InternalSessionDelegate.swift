@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -17,6 +18,16 @@ import FoundationNetworking
 /// would send the request again, bearer key included, to wherever it points. The 3xx is the
 /// answer instead (`http_<status>`).
 final class InternalSessionDelegate: NSObject, URLSessionTaskDelegate, Sendable {
+    /// The status of the HTTP challenges refused, by request URL: the task then fails as
+    /// cancelled, which would read as "could not be reached".
+    private let refusedChallenges = Mutex<[String: Int]>([:])
+
+    /// The status that asked for HTTP authentication on the way to `url`, if one did.
+    func refusedChallengeStatus(for url: URL?) -> Int? {
+        guard let url else { return nil }
+        return refusedChallenges.withLock { $0[url.absoluteString] }
+    }
+
     func urlSession(
         _ session: URLSession,
         task: URLSessionTask,
@@ -33,7 +44,16 @@ final class InternalSessionDelegate: NSObject, URLSessionTaskDelegate, Sendable 
         didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
-        completionHandler(Self.disposition(for: challenge.protectionSpace.authenticationMethod), nil)
+        let disposition = Self.disposition(for: challenge.protectionSpace.authenticationMethod)
+        if disposition == .cancelAuthenticationChallenge, let url = task.originalRequest?.url {
+            let status = (challenge.failureResponse as? HTTPURLResponse)?.statusCode ?? (challenge.protectionSpace.isProxy() ? 407 : 401)
+            refusedChallenges.withLock { refused in
+                // A misconfiguration repeats on every call; a bound keeps odd URLs from piling up.
+                if refused.count >= 64 { refused.removeAll() }
+                refused[url.absoluteString] = status
+            }
+        }
+        completionHandler(disposition, nil)
     }
 
     func urlSession(
