@@ -31,7 +31,10 @@ public struct CounterStore: Sendable {
         public var blockedUntil: Date?
         public var blocks: Int
         public var lastBlockedAt: Date?
+        /// The clients refused most recently, ``listedClients`` at most.
         public var clients: [Client]
+        /// Every client the counter ever counted a rejection of.
+        public var clientCount: Int
 
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
@@ -47,8 +50,13 @@ public struct CounterStore: Sendable {
             try container.encode(blocks, forKey: .blocks)
             try container.encode(lastBlockedAt, forKey: .lastBlockedAt)
             try container.encode(clients, forKey: .clients)
+            try container.encode(clientCount, forKey: .clientCount)
         }
     }
+
+    /// The most clients a counter lists: a credential a whole fleet keeps sending has a client
+    /// per device, and listing them all made one page tens of megabytes and seconds of work.
+    public static let listedClients = 50
 
     /// One page of counters, newest first, and the cursor of the next page; `blocked` keeps only
     /// those blocking now (true) or not (false). Ordered by when each counter was created, which
@@ -114,8 +122,10 @@ public struct CounterStore: Sendable {
                 CASE WHEN rc.blocked_until > now() THEN rc.blocked_until END AS blocked_until, rc.blocks, rc.last_blocked_at,
                 coalesce((SELECT jsonb_agg(jsonb_build_object('clientId', cc.client_id, 'rejections', cc.rejections,
                     'lastRejectionAt', to_char(cc.last_rejection_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
-                    ORDER BY cc.last_rejection_at DESC)
-                    FROM rejection_counter_clients cc WHERE cc.counter_id = rc.id), '[]')::text AS clients,
+                    ORDER BY cc.last_rejection_at DESC, cc.client_id)
+                    FROM (SELECT * FROM rejection_counter_clients recent WHERE recent.counter_id = rc.id
+                          ORDER BY recent.last_rejection_at DESC, recent.client_id LIMIT \(Self.listedClients)) cc), '[]')::text AS clients,
+                (SELECT count(*) FROM rejection_counter_clients cc WHERE cc.counter_id = rc.id) AS client_count,
                 rc.created_at::text AS cursor_at
             FROM rejection_counters rc JOIN credentials c ON c.id = rc.credential_id
             WHERE \(condition)
@@ -146,7 +156,8 @@ public struct CounterStore: Sendable {
             blockedUntil: try row.decode("blocked_until"),
             blocks: try row.decode("blocks"),
             lastBlockedAt: try row.decode("last_blocked_at"),
-            clients: try clientsDecoder.decode([Entry.Client].self, from: Data(clients.utf8))
+            clients: try clientsDecoder.decode([Entry.Client].self, from: Data(clients.utf8)),
+            clientCount: Int(try row.decode("client_count", as: Int64.self))
         )
     }
 }

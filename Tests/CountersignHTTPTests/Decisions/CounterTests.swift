@@ -1,3 +1,4 @@
+import CountersignStorage
 import Foundation
 import Testing
 
@@ -43,6 +44,28 @@ struct CounterTests {
             #expect(try await api.call(.get, "/v1/counters?credentialId=nope", key: tenant.adminKey).errorCode == "invalid_query")
             #expect(try await api.call(.get, "/v1/counters?blocked=perhaps", key: tenant.adminKey).errorCode == "invalid_query")
             #expect(try await api.call(.get, "/v1/counters", key: tenant.clientKey).status == 403)
+        }
+    }
+
+    /// A credential a fleet keeps sending counts a client per device: the counter lists the
+    /// clients refused most recently and says how many there are.
+    @Test func aCounterListsItsMostRecentClientsAndCountsThemAll() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            let id = try await api.credential(tenant)
+            try await api.releasePolicy(tenant, then: #""maxFailures": 1000, "persistence": "none""#)
+            let devices = CounterStore.listedClients + 5
+            for device in 0..<devices {
+                let session = try await api.session(tenant, clientId: "device-\(device)")
+                let decision = try #require(try await api.decided(tenant, session: session).string("decisionId"))
+                try await api.outcome(tenant, decision: decision, "rejected", upstreamStatus: 401)
+            }
+            let counter = try #require(try await api.counters(tenant, credential: id).first)
+            #expect(counter["clientCount"] as? Int == devices)
+            let clients = try #require(counter["clients"] as? [[String: Any]])
+            #expect(clients.count == CounterStore.listedClients)
+            #expect(clients.first?["clientId"] as? String == "device-\(devices - 1)")
+            #expect(!clients.contains { $0["clientId"] as? String == "device-0" })
         }
     }
 
