@@ -13,53 +13,111 @@ public final class DecisionStateCache: Sendable {
         var loadedAt: ContinuousClock.Instant
     }
 
+    /// A tenant's load under way, which every decision that misses joins: a large tenant's state
+    /// takes long enough to load that callers each loading their own took turns on the pool and
+    /// stalled every decision of the tenant (and its neighbours') at each expiry.
+    private struct TenantLoad {
+        var readAt: CachedStates<CachedTenant>.Token
+        var task: Task<DecisionStateStore.TenantState?, any Error>
+    }
+
+    private struct Tenants {
+        var cached = CachedStates<CachedTenant>()
+        var loads: [UUID: TenantLoad] = [:]
+    }
+
     let store: DecisionStateStore
+    private let loadTenant: @Sendable (UUID) async throws -> DecisionStateStore.TenantState?
     /// Decisions never use a stale entry (the writer checks); the other readers that act on the
     /// policy (session lifetimes, submissions, security checks) read it `fresh`.
     private let tenantTTL: Duration
-    private let tenants = Mutex<CachedStates<CachedTenant>>(CachedStates())
+    private let tenants = Mutex(Tenants())
     private let sessions = Mutex<CachedStates<DecisionStateStore.SessionState>>(CachedStates())
     private static let sessionLimit = 50_000
 
-    public init(store: DecisionStateStore, tenantTTL: Duration = .seconds(5)) {
+    public convenience init(store: DecisionStateStore, tenantTTL: Duration = .seconds(5)) {
+        self.init(store: store, tenantTTL: tenantTTL) { try await store.tenantState($0) }
+    }
+
+    /// `loadTenant` reads a tenant's state (the store's, which tests count the calls of).
+    init(store: DecisionStateStore, tenantTTL: Duration, loadTenant: @escaping @Sendable (UUID) async throws -> DecisionStateStore.TenantState?) {
         self.store = store
         self.tenantTTL = tenantTTL
+        self.loadTenant = loadTenant
     }
 
     /// The tenant's state; `fresh` reads it from the database whatever is cached, for answers
     /// that must be as new as the request (explain) without dropping what decisions use.
     public func tenant(_ tenantID: UUID, fresh: Bool = false) async throws -> DecisionStateStore.TenantState {
-        let now = ContinuousClock.now
-        let (cached, forgets) = tenants.withLock { ($0.values[tenantID], $0.forgets) }
-        if !fresh, let cached, now - cached.loadedAt < tenantTTL { return cached.state }
-        guard let state = try await store.tenantState(tenantID) else {
+        if fresh {
+            let readAt = tenants.withLock { $0.cached.token(for: tenantID) }
+            let state = try await load(tenantID)
+            tenants.withLock { $0.cached.keep(CachedTenant(state: state, loadedAt: .now), for: tenantID, readAt: readAt) }
+            return state
+        }
+        let task = tenants.withLock { tenants -> Task<DecisionStateStore.TenantState?, any Error>? in
+            if let cached = tenants.cached.values[tenantID], ContinuousClock.now - cached.loadedAt < tenantTTL { return nil }
+            let readAt = tenants.cached.token(for: tenantID)
+            // A load begun before a forget may hold what the forget announced is gone: not joined.
+            if let load = tenants.loads[tenantID], load.readAt == readAt { return load.task }
+            let task = Task { try await self.loadTenant(tenantID) }
+            tenants.loads[tenantID] = TenantLoad(readAt: readAt, task: task)
+            Task {
+                let state = try? await task.value
+                self.tenants.withLock { tenants in
+                    // Stamped when the load ends: one that took longer than the TTL is still kept.
+                    if let state { tenants.cached.keep(CachedTenant(state: state, loadedAt: .now), for: tenantID, readAt: readAt) }
+                    if tenants.loads[tenantID]?.readAt == readAt { tenants.loads[tenantID] = nil }
+                }
+            }
+            return task
+        }
+        guard let task else {
+            if let cached = tenants.withLock({ $0.cached.values[tenantID] }) { return cached.state }
+            return try await tenant(tenantID, fresh: false)
+        }
+        guard let state = try await task.value else { throw CountersignError(.notFound, "no such tenant") }
+        return state
+    }
+
+    /// The tenant's flags and policy as they are now, without its credentials: for the routes
+    /// that act on the policy alone, which must follow a change made through another instance
+    /// at once and must not pay for a large tenant's credentials.
+    public func settings(_ tenantID: UUID) async throws -> DecisionStateStore.TenantSettings {
+        guard let settings = try await store.tenantSettings(tenantID) else {
             throw CountersignError(.notFound, "no such tenant")
         }
-        tenants.withLock { $0.keep(CachedTenant(state: state, loadedAt: now), for: tenantID, readAfter: forgets) }
+        return settings
+    }
+
+    private func load(_ tenantID: UUID) async throws -> DecisionStateStore.TenantState {
+        guard let state = try await loadTenant(tenantID) else {
+            throw CountersignError(.notFound, "no such tenant")
+        }
         return state
     }
 
     /// The session if it belongs to the tenant; `not_found` otherwise. `fresh` as for `tenant`.
     public func session(_ sessionID: UUID, tenantID: UUID, fresh: Bool = false) async throws -> DecisionStateStore.SessionState {
-        let (cached, forgets) = sessions.withLock { ($0.values[sessionID], $0.forgets) }
+        let (cached, readAt) = sessions.withLock { ($0.values[sessionID], $0.token(for: sessionID)) }
         if !fresh, let cached, cached.session.tenantID == tenantID { return cached }
         guard let state = try await store.sessionState(tenantID: tenantID, sessionID: sessionID) else {
             throw CountersignError(.notFound, "no such session")
         }
         sessions.withLock { sessions in
             if sessions.values.count >= Self.sessionLimit { sessions.values.removeAll(keepingCapacity: true) }
-            sessions.keep(state, for: sessionID, readAfter: forgets)
+            sessions.keep(state, for: sessionID, readAt: readAt)
         }
         return state
     }
 
     public func forgetTenant(_ tenantID: UUID) {
-        tenants.withLock { $0.forget(tenantID) }
+        tenants.withLock { $0.cached.forget(tenantID) }
     }
 
     /// Forgets every tenant's state, when changes made elsewhere may have gone unheard.
     public func forgetAllTenants() {
-        tenants.withLock { $0.forgetAll() }
+        tenants.withLock { $0.cached.forgetAll() }
     }
 
     public func forgetSession(_ sessionID: UUID) {
@@ -67,26 +125,46 @@ public final class DecisionStateCache: Sendable {
     }
 }
 
-/// Cached states, and how many were forgotten so far. A state read before a forget may be older
-/// than what the forget announced, so it is not kept: otherwise a slow read could put back the
-/// state a decision was just found stale against, and every decision after it would be made,
-/// found stale and made again until they ran out of attempts.
+/// Cached states, and what was forgotten of each since. A state read before its forget may be
+/// older than what the forget announced, so it is not kept: otherwise a slow read could put back
+/// the state a decision was just found stale against, and every decision after it would be
+/// made, found stale and made again until they ran out of attempts. Counted per entry: one
+/// tenant's changes used to turn away every other tenant's reads under way.
 struct CachedStates<Value> {
-    var values: [UUID: Value] = [:]
-    private(set) var forgets = 0
+    /// When a state was read: the states kept since are compared against it.
+    struct Token: Equatable, Sendable {
+        var epoch: UInt64
+        var generation: UInt64
+    }
 
-    /// Keeps `value`, read when `forgets` was `forgetsBefore`, unless something was forgotten since.
-    mutating func keep(_ value: Value, for id: UUID, readAfter forgetsBefore: Int) {
-        if forgets == forgetsBefore { values[id] = value }
+    var values: [UUID: Value] = [:]
+    private var generations: [UUID: UInt64] = [:]
+    /// Raised by ``forgetAll()`` and whenever `generations` is emptied, so that no token taken
+    /// before then matches again.
+    private var epoch: UInt64 = 0
+    static var generationLimit: Int { 100_000 }
+
+    func token(for id: UUID) -> Token {
+        Token(epoch: epoch, generation: generations[id] ?? 0)
+    }
+
+    /// Keeps `value`, read at `token`, unless it was forgotten since.
+    mutating func keep(_ value: Value, for id: UUID, readAt token: Token) {
+        if token == self.token(for: id) { values[id] = value }
     }
 
     mutating func forget(_ id: UUID) {
         values.removeValue(forKey: id)
-        forgets &+= 1
+        if generations.count >= Self.generationLimit {
+            generations.removeAll(keepingCapacity: true)
+            epoch &+= 1
+        }
+        generations[id, default: 0] &+= 1
     }
 
     mutating func forgetAll() {
         values.removeAll()
-        forgets &+= 1
+        generations.removeAll()
+        epoch &+= 1
     }
 }

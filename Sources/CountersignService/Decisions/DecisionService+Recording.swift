@@ -176,7 +176,7 @@ extension DecisionService {
     /// disabled, through any instance: before a request counts the rejection its retry implies,
     /// which no later refusal of the request would take back.
     public func checkAnswering(_ asker: Asker) async throws {
-        _ = try await cache.tenant(answering: asker, fresh: true)
+        _ = try await cache.settings(answering: asker)
     }
 
     private func forgetState(_ asker: Asker) {
@@ -197,5 +197,14 @@ extension DecisionStateCache {
         guard !tenant.disabled else { throw CountersignError(.tenantDisabled, "this tenant is disabled") }
         guard !tenant.revokedKeys.contains(asker.keyID) else { throw CountersignError(.invalidAPIKey, "the API key is not valid") }
         return tenant
+    }
+
+    /// The asker's tenant settings as they are now, refused as ``tenant(answering:fresh:)``
+    /// refuses: for the routes that act on the policy alone.
+    func settings(answering asker: DecisionService.Asker) async throws -> DecisionStateStore.TenantSettings {
+        let settings = try await settings(asker.tenantID)
+        guard !settings.disabled else { throw CountersignError(.tenantDisabled, "this tenant is disabled") }
+        guard !settings.revokedKeys.contains(asker.keyID) else { throw CountersignError(.invalidAPIKey, "the API key is not valid") }
+        return settings
     }
 }

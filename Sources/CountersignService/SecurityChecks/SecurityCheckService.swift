@@ -37,7 +37,7 @@ public struct SecurityCheckService: Sendable {
         // state for each check): a session ended, a key revoked or a handler changed through
         // another instance is refused or followed here, not after the client's state moved.
         let current = try await cache.session(asker.sessionID, tenantID: asker.tenantID, fresh: true)
-        let currentTenant = try await cache.tenant(answering: asker, fresh: true)
+        let currentTenant = try await cache.settings(answering: asker)
         guard current.session.isActive(at: currentTenant.databaseNow) else {
             throw CountersignError(.sessionInvalidated, "the session is invalidated; open a new one")
         }
@@ -217,7 +217,7 @@ public struct SecurityCheckService: Sendable {
     ) async throws -> SecurityCheckReport? {
         // The handler as it is now: a report through this instance counts against the limits an
         // admin set through any.
-        let handler = try await cache.tenant(tenantID, fresh: true).policy.policy.securityCheckHandler(named: securityCheck)
+        let handler = try await cache.settings(tenantID).policy.policy.securityCheckHandler(named: securityCheck)
         let limits = Self.countingLimits(of: handler)
         guard let report = try await store.report(
             tenantID: tenantID,
@@ -250,7 +250,7 @@ public struct SecurityCheckService: Sendable {
         }
         // The policy as it stands, read without forgetting: a forget keeps every tenant's state
         // read meanwhile from being cached, and no cached state holds security-check states.
-        let handler = try await cache.tenant(tenantID, fresh: true).policy.policy.securityCheckHandler(named: securityCheck)
+        let handler = try await cache.settings(tenantID).policy.policy.securityCheckHandler(named: securityCheck)
         return SecurityCheckStateView(entry, limits: Self.countingLimits(of: handler))
     }
 
@@ -263,7 +263,7 @@ public struct SecurityCheckService: Sendable {
         after cursor: String?
     ) async throws -> (entries: [SecurityCheckStateView], next: String?) {
         if let securityCheck { try SecurityCheckName.validate(securityCheck, field: "securityCheck") }
-        let policy = try await cache.tenant(tenantID, fresh: true).policy.policy
+        let policy = try await cache.settings(tenantID).policy.policy
         let page = try await store.list(tenantID: tenantID, clientID: clientID, securityCheck: securityCheck, limit: limit, after: cursor)
         let views = page.entries.map { entry in
             SecurityCheckStateView(entry, limits: Self.countingLimits(of: policy.securityCheckHandler(named: entry.securityCheck)))

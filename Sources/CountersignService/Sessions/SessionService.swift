@@ -21,7 +21,7 @@ public struct SessionService: Sendable {
         if let label { try Validation.text(label, field: "label", maxLength: 200) }
         // The settings as they are now, not as cached: a lifetime an admin lowered through another
         // instance holds here at once.
-        let settings = try await cache.tenant(tenantID, fresh: true).policy.policy.settings
+        let settings = try await cache.settings(tenantID).policy.policy.settings
         let ttl = ttlSeconds ?? settings.sessionTTLDefault
         guard ttl >= 1, ttl <= settings.sessionTTLMaximum else {
             throw CountersignError(.invalidTTL, "'ttlSeconds' must be between 1 and this tenant's maximum, \(settings.sessionTTLMaximum)")
@@ -75,7 +75,7 @@ public struct SessionService: Sendable {
         }
         let sessionState = try await cache.session(sessionID, tenantID: tenantID)
         // The policy as it is now: which persistences it allows is not left to a cached copy.
-        let tenant = try await cache.tenant(tenantID, fresh: true)
+        let tenant = try await cache.settings(tenantID)
         // By the database's clock, which judges again when the credential is saved.
         guard sessionState.session.isActive(at: tenant.databaseNow) else {
             throw CountersignError(.sessionInvalidated, "the session is invalidated; open a new one")

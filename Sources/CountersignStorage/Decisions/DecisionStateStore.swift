@@ -35,6 +35,21 @@ public struct DecisionStateStore: Sendable {
         public var databaseNow: Date { Date().addingTimeInterval(databaseClockOffset) }
     }
 
+    /// The tenant's flags and policy, without its credentials: what the routes that act on the
+    /// policy alone read fresh (opening a session, a submission, a security check's report). A
+    /// tenant's full state holds every credential it has, tens of thousands for a large fleet.
+    public struct TenantSettings: Sendable {
+        public var version: Int64
+        public var disabled: Bool
+        /// As in ``TenantState/revokedKeys``.
+        public var revokedKeys: Set<UUID>
+        public var policy: PolicyStore.Versioned
+        /// As in ``TenantState/databaseClockOffset``.
+        public var databaseClockOffset: TimeInterval
+
+        public var databaseNow: Date { Date().addingTimeInterval(databaseClockOffset) }
+    }
+
     /// A session, what it remembers, and its `forSession` credentials, at `version`.
     public struct SessionState: Sendable {
         public var session: Session
@@ -45,6 +60,10 @@ public struct DecisionStateStore: Sendable {
 
     public func tenantState(_ tenantID: UUID) async throws -> TenantState? {
         try await pool.withConnection { connection in try Self.tenantState(tenantID, on: connection) }
+    }
+
+    public func tenantSettings(_ tenantID: UUID) async throws -> TenantSettings? {
+        try await pool.withConnection { connection in try Self.tenantSettings(tenantID, on: connection) }
     }
 
     public func sessionState(tenantID: UUID, sessionID: UUID) async throws -> SessionState? {
@@ -85,7 +104,7 @@ public struct DecisionStateStore: Sendable {
         }
     }
 
-    static func tenantState(_ tenantID: UUID, on connection: PostgresConnection) throws -> TenantState? {
+    static func tenantSettings(_ tenantID: UUID, on connection: PostgresConnection) throws -> TenantSettings? {
         let asked = Date()
         guard let tenant = try connection.query(
             "SELECT state_version, disabled_at IS NOT NULL AS disabled, now() AS database_now FROM tenants WHERE id = $1",
@@ -93,8 +112,23 @@ public struct DecisionStateStore: Sendable {
         ).rows.first else { return nil }
         // now() was read between the question and the answer: taken as read halfway.
         let readAt = asked.addingTimeInterval(Date().timeIntervalSince(asked) / 2)
-        let databaseClockOffset = try tenant.decode("database_now", as: Date.self).timeIntervalSince(readAt)
-        let policy = try PolicyStore.current(tenantID: tenantID, lock: false, on: connection) ?? .init(version: 0, policy: .empty)
+        // Only keys an instance may still hold from before their revocation: the set stays as
+        // small as the revocations of the last hour, however many keys a tenant revoked.
+        let revokedKeys = try connection.query(
+            "SELECT id FROM api_keys WHERE tenant_id = $1 AND revoked_at > now() - make_interval(secs => $2)",
+            [.uuid(tenantID), .int(APIKeyStore.longestCacheSeconds)]
+        ).rows.map { try $0.decode("id", as: UUID.self) }
+        return TenantSettings(
+            version: try tenant.decode("state_version"),
+            disabled: try tenant.decode("disabled"),
+            revokedKeys: Set(revokedKeys),
+            policy: try PolicyStore.current(tenantID: tenantID, lock: false, on: connection) ?? .init(version: 0, policy: .empty),
+            databaseClockOffset: try tenant.decode("database_now", as: Date.self).timeIntervalSince(readAt)
+        )
+    }
+
+    static func tenantState(_ tenantID: UUID, on connection: PostgresConnection) throws -> TenantState? {
+        guard let settings = try tenantSettings(tenantID, on: connection) else { return nil }
         let credentials = try connection.query(
             "SELECT \(Credential.columns) FROM credentials c WHERE c.tenant_id = $1 AND c.owner <> 'session'",
             [.uuid(tenantID)]
@@ -106,20 +140,14 @@ public struct DecisionStateStore: Sendable {
         ).rows {
             blocked[try row.decode("credential_id")] = try row.decode("until")
         }
-        // Only keys an instance may still hold from before their revocation: the set stays as
-        // small as the revocations of the last hour, however many keys a tenant revoked.
-        let revokedKeys = try connection.query(
-            "SELECT id FROM api_keys WHERE tenant_id = $1 AND revoked_at > now() - make_interval(secs => $2)",
-            [.uuid(tenantID), .int(APIKeyStore.longestCacheSeconds)]
-        ).rows.map { try $0.decode("id", as: UUID.self) }
         return TenantState(
-            version: try tenant.decode("state_version"),
-            disabled: try tenant.decode("disabled"),
-            revokedKeys: Set(revokedKeys),
-            policy: policy,
+            version: settings.version,
+            disabled: settings.disabled,
+            revokedKeys: settings.revokedKeys,
+            policy: settings.policy,
             credentials: credentials,
             blockedUntil: blocked,
-            databaseClockOffset: databaseClockOffset
+            databaseClockOffset: settings.databaseClockOffset
         )
     }
 
