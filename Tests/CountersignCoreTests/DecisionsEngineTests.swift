@@ -61,7 +61,7 @@ struct EngineFixture {
                 sessionID: sessionID,
                 clientID: clientID,
                 sessionMemory: memory,
-                credentials: credentials,
+                credentials: DecisionCredentials(session: [], tenant: CredentialIndex(credentials)),
                 blockedUntil: blockedUntil,
                 now: Self.now
             )
@@ -82,6 +82,24 @@ struct DecisionsEngineTests {
         #expect(plan.rule == nil)
         #expect(plan.credential == nil)
         #expect(!plan.rememberInSession)
+    }
+
+    /// The tenant's credentials are looked up by id and by host, not scanned: the same answers
+    /// among thousands of other hosts' credentials, a host spelled unfolded included.
+    @Test func theIndexFindsWhatAScanWould() {
+        var fixture = F()
+        fixture.credentials = (0..<2000).map { F.credential(account: "other-\($0)", host: "h\($0).example.com") }
+        let wanted = F.credential(account: "svc", host: "Intranet.Example.COM.")
+        let session = F.credential(account: "typed", host: "intranet.example.com", owner: .session(fixture.sessionID, clientID: fixture.clientID), updatedAt: F.now)
+        fixture.credentials += [wanted, session]
+        fixture.rules = [F.rule("release", then: RuleAction(disposition: .useCredential, account: "svc"))]
+        #expect(fixture.decide().credential?.id == wanted.id)
+        fixture.rules = [F.rule("release", then: RuleAction(disposition: .useCredential))]
+        #expect(fixture.decide().credential?.id == session.id)
+        fixture.rules = [F.rule("named", then: RuleAction(disposition: .useCredential, credentialId: wanted.id.text))]
+        #expect(fixture.decide(F.space(host: "elsewhere.example.com")).credential?.id == wanted.id)
+        fixture.rules = [F.rule("named", then: RuleAction(disposition: .useCredential, credentialId: UUID().uuidString))]
+        #expect(fixture.decide().credential == nil)
     }
 
     @Test func noMatchingRuleIsDefaultHandling() {

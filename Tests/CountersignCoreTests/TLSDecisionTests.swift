@@ -27,7 +27,7 @@ import Testing
             sessionID: sessionID,
             clientID: "device",
             sessionMemory: memory,
-            credentials: credentials,
+            credentials: DecisionCredentials(session: [], tenant: CredentialIndex(credentials)),
             blockedUntil: blocked,
             now: now,
             presentedChainDigest: digest

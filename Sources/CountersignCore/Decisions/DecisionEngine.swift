@@ -165,7 +165,7 @@ public enum DecisionEngine {
                 trust: trust
             )
         }
-        guard let id = remembered.credentialID, let credential = inputs.credentials.first(where: { $0.id == id }) else { return nil }
+        guard let id = remembered.credentialID, let credential = inputs.credentials.credential(id: id) else { return nil }
         if credential.kind == .password, !stillAnswers(credential, space, releasedBy: remembered.ruleID, policy: inputs.policy) {
             return nil
         }
@@ -234,11 +234,10 @@ public enum DecisionEngine {
 
     private static func candidates(for space: ProtectionSpace, action: RuleAction, inputs: DecisionInputs) -> [Credential] {
         if let id = action.credentialId?.lowercased() {
-            return inputs.credentials.filter {
-                $0.kind == .password && $0.id.text == id && $0.attributes.isProxy == space.isProxy
-            }
+            guard let named = UUID(text: id).flatMap(inputs.credentials.credential(id:)) else { return [] }
+            return named.kind == .password && named.attributes.isProxy == space.isProxy ? [named] : []
         }
-        return inputs.credentials
+        return inputs.credentials.candidates(host: space.host)
             .filter { credential in
                 guard credential.kind == .password, credential.attributes.fits(space) else { return false }
                 if let account = action.account, credential.attributes.account != account { return false }
@@ -266,7 +265,7 @@ public struct DecisionInputs: Sendable {
     /// The session's remembered answers, by protection-space key.
     public var sessionMemory: [String: SessionMemoryEntry]
     /// The credentials of the tenant this session may see.
-    public var credentials: [Credential]
+    public var credentials: DecisionCredentials
     /// Credentials blocked now, and until when.
     public var blockedUntil: [UUID: Date]
     public var now: Date
@@ -287,7 +286,7 @@ public struct DecisionInputs: Sendable {
         sessionID: UUID,
         clientID: String,
         sessionMemory: [String: SessionMemoryEntry],
-        credentials: [Credential],
+        credentials: DecisionCredentials,
         blockedUntil: [UUID: Date],
         now: Date,
         presentedChainDigest: String? = nil,

@@ -20,7 +20,7 @@ extension DecisionService {
                     sessionID: session.session.id,
                     clientID: session.session.clientId,
                     sessionMemory: session.memory,
-                    credentials: session.credentials + tenant.credentials,
+                    credentials: DecisionCredentials(session: session.credentials, tenant: tenant.credentials),
                     blockedUntil: tenant.blockedUntil,
                     now: now,
                     releasesPassword: releasesPassword

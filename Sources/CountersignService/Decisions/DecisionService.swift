@@ -82,7 +82,7 @@ public struct DecisionService: Sendable {
                     sessionID: asker.sessionID,
                     clientID: state.session.session.clientId,
                     sessionMemory: state.session.memory,
-                    credentials: state.session.credentials + state.tenant.credentials,
+                    credentials: DecisionCredentials(session: state.session.credentials, tenant: state.tenant.credentials),
                     blockedUntil: state.tenant.blockedUntil,
                     now: state.now,
                     presentedChainDigest: tls.chainDigest,
@@ -163,7 +163,7 @@ public struct DecisionService: Sendable {
             sessionID: sessionID ?? UUID.random(),
             clientID: session?.session.clientId ?? clientID,
             sessionMemory: session?.memory ?? [:],
-            credentials: (session?.credentials ?? []) + tenant.credentials,
+            credentials: DecisionCredentials(session: session?.credentials ?? [], tenant: tenant.credentials),
             blockedUntil: tenant.blockedUntil,
             // As a decision judges (`decideAndRecord`): by the database's clock.
             now: tenant.databaseNow,

@@ -102,7 +102,7 @@ public struct SecurityCheckService: Sendable {
                         handler: handler,
                         state: started?.state,
                         credential: credentialID.flatMap { id in
-                            tenant.credentials.first { $0.id == id && $0.owner.persistence == .synchronizable }
+                            tenant.credentials.credential(id: id).flatMap { $0.owner.persistence == .synchronizable ? $0 : nil }
                         },
                         credentialFailures: started?.credentialFailures ?? 0,
                         // Blocked in any space, as a challenge's credential is: a block counted

@@ -24,7 +24,7 @@ public struct DecisionStateStore: Sendable {
         public var revokedKeys: Set<UUID>
         public var policy: PolicyStore.Versioned
         /// The tenant's credentials and every client's `permanent` ones; not session ones.
-        public var credentials: [Credential]
+        public var credentials: CredentialIndex
         public var blockedUntil: [UUID: Date]
         /// How far the database's clock runs ahead of this instance's (negative: behind), as
         /// measured when the state was read. The database's clock set the blocks and the sessions'
@@ -145,7 +145,7 @@ public struct DecisionStateStore: Sendable {
             disabled: settings.disabled,
             revokedKeys: settings.revokedKeys,
             policy: settings.policy,
-            credentials: credentials,
+            credentials: CredentialIndex(credentials),
             blockedUntil: blocked,
             databaseClockOffset: settings.databaseClockOffset
         )
