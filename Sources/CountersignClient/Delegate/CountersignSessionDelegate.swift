@@ -369,7 +369,8 @@ public final class CountersignSessionDelegate: NSObject, URLSessionTaskDelegate,
             protectionSpace: snapshot.space,
             reason: reason,
             appliedDisposition: applied.contractDisposition,
-            decisionId: decisionId
+            decisionId: decisionId,
+            replacedDisposition: applied == wanted ? nil : wanted.contractDisposition
         )
         if let taskIdentifier { ledger.withLock { $0.record(summary, task: taskIdentifier) } }
         // Told before URLSession hears it: the task may end on another thread as soon as it does,

@@ -10,6 +10,10 @@ public struct FallbackSummary: Sendable, Hashable {
     public var appliedDisposition: Disposition
     /// The service's decision, when there was one the delegate could not use.
     public var decisionId: UUID?
+    /// The disposition the fallback asked for, when this platform could not take it as it is
+    /// (`performDefaultHandling` without a proposed credential on Linux, which would hang the
+    /// task, goes as `cancelAuthenticationChallenge`).
+    public var replacedDisposition: Disposition? = nil
 }
 
 /// Why the delegate answered a challenge by itself.
@@ -33,7 +37,8 @@ public enum FallbackReason: Sendable, Hashable {
 
 extension FallbackSummary: CustomStringConvertible {
     public var description: String {
-        "fallback \(appliedDisposition.rawValue) for \(protectionSpace.host):\(protectionSpace.port): \(reason)"
+        let replaced = replacedDisposition.map { " (in place of \($0.rawValue), which would hang the task here)" } ?? ""
+        return "fallback \(appliedDisposition.rawValue)\(replaced) for \(protectionSpace.host):\(protectionSpace.port): \(reason)"
     }
 }
 
