@@ -151,6 +151,22 @@ struct FetchCommandTests {
         }
     }
 
+    #if canImport(FoundationNetworking)
+    /// On Linux a Digest 401 never reaches the delegate: the fetch ends with it, and says where to go.
+    @Test("Linux, without --raw: a Digest 401 ends the fetch with a pointer to --raw")
+    func digestWithoutRaw() async throws {
+        try await AuthUpstream.run(.digest, user: "u", password: "p") { upstream in
+            let (status, output) = try await Self.run(
+                ["fetch", upstream.baseURL + "/private", "--service", "http://127.0.0.1:1", "--key", "csk_abcdefghjkmn_x", "--timeout", "10"],
+                environment: [:]
+            )
+            #expect(status == 1, "\(output)")
+            #expect(output.contains("status: 401"), "\(output)")
+            #expect(output.contains("try --raw"), "\(output)")
+        }
+    }
+    #endif
+
     @Test("--raw with a wrong stored password: each 401 forwarded, counted, blocked; exit 1")
     func rawRejected() async throws {
         try await LiveCountersign.run { service in

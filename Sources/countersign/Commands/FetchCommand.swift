@@ -114,6 +114,11 @@ struct FetchCommand: AsyncParsableCommand {
         await delegate.waitUntilIdle()
         if let status = summary.status {
             print("status: \(status)")
+            #if canImport(FoundationNetworking)
+            if status == 401 || status == 407, summary.decisions.isEmpty, summary.fallbacks.isEmpty {
+                print("no challenge reached Countersign: URLSession on Linux hands the delegate Basic challenges only; try --raw")
+            }
+            #endif
         } else if let error = summary.error, Self.isTimeout(error) {
             // The request's timeout is `--timeout` too, and may end it first.
             print("no answer within \(timeout) s")
