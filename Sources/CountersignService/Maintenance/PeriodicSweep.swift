@@ -69,8 +69,26 @@ public struct PeriodicSweep: Service {
     {
         PeriodicSweep(name: "retention sweep", interval: interval, logger: logger) {
             let cutoff = Date(timeIntervalSinceNow: -Double(retention.components.seconds))
-            while try await decisions.purge(madeBefore: cutoff) > 0, !Task.isCancelled {}
-            while try await sessions.purge(endedBefore: cutoff) > 0, !Task.isCancelled {}
+            try await step("deleting old decisions") { while try await decisions.purge(madeBefore: cutoff) > 0, !Task.isCancelled {} }
+            try await step("deleting ended sessions") { while try await sessions.purge(endedBefore: cutoff) > 0, !Task.isCancelled {} }
+        }
+    }
+
+    /// A failure of one step of a sweep, named: "retention sweep failed" alone left an operator
+    /// to guess which table was piling up.
+    struct StepFailed: Error, CustomStringConvertible {
+        var step: String
+        var error: any Error
+        var description: String { "\(step): \(error)" }
+    }
+
+    private static func step(_ name: String, _ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw StepFailed(step: name, error: error)
         }
     }
 }
