@@ -76,4 +76,28 @@ import Testing
             await #expect(throws: CountersignError.self) { try await cache.tenant(UUID()) }
         }
     }
+
+    /// Past its time, an entry still answers while one reload runs: waiting for the reload
+    /// stalled every decision of a large tenant at each expiry.
+    @Test func anExpiredStateAnswersWhileItsReloadRuns() async throws {
+        try await TestService.withSideAccess { api, side in
+            let tenant = try await api.tenant()
+            let tenantID = try #require(UUID(uuidString: tenant.id))
+            let store = DecisionStateStore(pool: side)
+            let loads = Mutex(0)
+            let cache = DecisionStateCache(store: store, tenantTTL: .milliseconds(50)) { id in
+                if loads.withLock({ $0 += 1; return $0 }) > 1 { try await Task.sleep(for: .seconds(2)) }
+                return try await store.tenantState(id)
+            }
+            _ = try await cache.tenant(tenantID)
+            try await Task.sleep(for: .milliseconds(100))
+            let clock = ContinuousClock()
+            let start = clock.now
+            for _ in 0..<5 { _ = try await cache.tenant(tenantID) }
+            #expect(clock.now - start < .seconds(1))
+            // One reload, under way in the background.
+            while loads.withLock({ $0 }) < 2, clock.now - start < .seconds(5) { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(loads.withLock { $0 } == 2)
+        }
+    }
 }

@@ -55,11 +55,12 @@ public final class DecisionStateCache: Sendable {
             tenants.withLock { $0.cached.keep(CachedTenant(state: state, loadedAt: .now), for: tenantID, readAt: readAt) }
             return state
         }
-        let task = tenants.withLock { tenants -> Task<DecisionStateStore.TenantState?, any Error>? in
-            if let cached = tenants.cached.values[tenantID], ContinuousClock.now - cached.loadedAt < tenantTTL { return nil }
+        let (cached, load) = tenants.withLock { tenants -> (DecisionStateStore.TenantState?, Task<DecisionStateStore.TenantState?, any Error>?) in
+            let cached = tenants.cached.values[tenantID]
+            if let cached, ContinuousClock.now - cached.loadedAt < tenantTTL { return (cached.state, nil) }
             let readAt = tenants.cached.token(for: tenantID)
             // A load begun before a forget may hold what the forget announced is gone: not joined.
-            if let load = tenants.loads[tenantID], load.readAt == readAt { return load.task }
+            if let load = tenants.loads[tenantID], load.readAt == readAt { return (cached?.state, load.task) }
             let task = Task { try await self.loadTenant(tenantID) }
             tenants.loads[tenantID] = TenantLoad(readAt: readAt, task: task)
             Task {
@@ -70,13 +71,14 @@ public final class DecisionStateCache: Sendable {
                     if tenants.loads[tenantID]?.readAt == readAt { tenants.loads[tenantID] = nil }
                 }
             }
-            return task
+            return (cached?.state, task)
         }
-        guard let task else {
-            if let cached = tenants.withLock({ $0.cached.values[tenantID] }) { return cached.state }
-            return try await tenant(tenantID, fresh: false)
-        }
-        guard let state = try await task.value else { throw CountersignError(.notFound, "no such tenant") }
+        // An entry past its time answers while its reload runs: a decision made from a state that
+        // changed meanwhile is refused by the writer and made again from fresh state, so the
+        // time only bounds how long unannounced drift (the clock offset) lasts. Waiting for the
+        // reload instead stalled a large tenant's decisions at every expiry.
+        if let cached { return cached }
+        guard let state = try await load?.value else { throw CountersignError(.notFound, "no such tenant") }
         return state
     }
 
