@@ -61,16 +61,37 @@ public struct HostPattern: Hashable, Sendable, CustomStringConvertible {
         pattern.unicodeScalars.count <= 64 ? pattern : String(String.UnicodeScalarView(pattern.unicodeScalars.prefix(64))) + "…"
     }
 
+    /// A host folded (`ProtectionSpace.foldedHost`) and taken apart once, to be matched against
+    /// many patterns: a policy of a thousand rules folded the host again for each.
+    public struct Subject: Sendable {
+        fileprivate let ascii: [UInt8]?
+        fileprivate let scalars: [Unicode.Scalar]
+
+        /// `host` as `ProtectionSpace.foldedHost` returns it (a normalized space's).
+        public init(folded host: String) {
+            if host.utf8.allSatisfy({ $0 < 0x80 }) {
+                ascii = Array(host.utf8)
+                scalars = []
+            } else {
+                ascii = nil
+                scalars = Array(host.unicodeScalars)
+            }
+        }
+    }
+
     /// Whether `host` matches, its case and a fully qualified name's trailing dot aside
     /// (`ProtectionSpace.foldedHost`).
     public func matches(_ host: String) -> Bool {
-        let host = ProtectionSpace.foldedHost(host)
-        if host.utf8.allSatisfy({ $0 < 0x80 }) {
-            return Self.glob(lowered, Array(host.utf8), any: UInt8(ascii: "?"), run: UInt8(ascii: "*"))
+        matches(Subject(folded: ProtectionSpace.foldedHost(host)))
+    }
+
+    public func matches(_ host: Subject) -> Bool {
+        if let ascii = host.ascii {
+            return Self.glob(lowered, ascii, any: UInt8(ascii: "?"), run: UInt8(ascii: "*"))
         }
         // `?` is one character of the host, counted as Unicode scalars as every length of the
         // API is: over UTF-8 bytes, `b?cher` missed `bücher` and `b??cher` matched it.
-        return Self.glob(lowered.map(Unicode.Scalar.init), Array(host.unicodeScalars), any: "?", run: "*")
+        return Self.glob(lowered.map(Unicode.Scalar.init), host.scalars, any: "?", run: "*")
     }
 
     /// Iterative glob matching with one backtrack point: linear in practice, never exponential.

@@ -34,7 +34,8 @@ public struct Policy: Codable, Hashable, Sendable {
     /// The first rule that speaks about `space`.
     public func rule(for space: ProtectionSpace) -> PolicyRule? {
         let space = space.normalized
-        return rules.first { $0.match.matches(space) }
+        let host = HostPattern.Subject(folded: space.host)
+        return rules.first { $0.match.matches(space, host: host) }
     }
 
     /// The limit a rejection of `credential` in `space` counts against now, and the blocks it

@@ -60,7 +60,12 @@ public struct RuleMatch: Codable, Hashable, Sendable {
 
     /// `space` must be normalized.
     public func matches(_ space: ProtectionSpace) -> Bool {
-        if let host, !host.matches(space.host) { return false }
+        matches(space, host: HostPattern.Subject(folded: space.host))
+    }
+
+    /// `space` must be normalized, and `subject` its host.
+    func matches(_ space: ProtectionSpace, host subject: HostPattern.Subject) -> Bool {
+        if let host, !host.matches(subject) { return false }
         // Apple's port 0 is the protocol's default port to a rule as to a credential
         // (`CredentialAttributes.normalized`): `{"protocol": "https", "port": 0}` is port 443.
         if let port, ProtectionSpace.effectivePort(port, scheme: protocolName?.lowercasedIfNeeded) != space.port { return false }
