@@ -18,7 +18,10 @@ struct TaskLedgerTests {
         )
         let summary = DecisionSummary(answer, taskIdentifier: task, space: space, applied: answer.disposition)
         let use = user.map {
-            TaskLedger.Use(decisionId: answer.decisionId, user: $0, spaceKey: space.ledgerKey, isProxy: space.isProxy, host: space.host, port: space.port)
+            TaskLedger.Use(
+                decisionId: answer.decisionId, user: $0, spaceKey: space.ledgerKey, isProxy: space.isProxy, host: space.host, port: space.port,
+                realm: space.realm, method: space.authenticationMethod
+            )
         }
         return (summary, use)
     }
@@ -64,11 +67,12 @@ struct TaskLedgerTests {
         let (first, firstUse) = Self.decision(Self.origin)
         _ = ledger.record(first, use: firstUse, task: 1)
         let realmB = ProtectionSpace(host: "API.example.com", port: 443, protocolName: "https", realm: "Reports", authenticationMethod: .httpBasic)
-        ledger.challenged(task: 1, spaceKey: realmB.ledgerKey, host: realmB.host, port: realmB.port)
+        ledger.challenged(task: 1, space: realmB)
         let (second, secondUse) = Self.decision(realmB)
         _ = ledger.record(second, use: secondUse, task: 1)
-        // Realm A again, and another server's space: neither passes realm B's credential.
-        ledger.challenged(task: 1, spaceKey: Self.origin.ledgerKey + "-other-server", host: "other.example.com", port: 443)
+        // Realm B again with another method, and another server's realm: neither passes realm B's credential.
+        ledger.challenged(task: 1, space: ProtectionSpace(host: "api.example.com", port: 443, protocolName: "https", realm: "Reports", authenticationMethod: .httpDigest))
+        ledger.challenged(task: 1, space: ProtectionSpace(host: "other.example.com", port: 443, protocolName: "https", realm: "Other", authenticationMethod: .httpBasic))
         let completion = ledger.complete(task: 1, status: 401, host: "api.example.com", port: 443)
         #expect(
             completion.reports == [

@@ -296,6 +296,26 @@ struct RawResponseTests {
         }
     }
 
+    /// A request redirected from the server that took the header to another that asks for its
+    /// own login: naming the header, the 401 from the other server is no rejection of it.
+    @Test func aNamedHeaderIsJudgedOnlyByItsOwnServer() async throws {
+        try await TestService.run { api in
+            let (tenant, session) = try await aliceSession(api, then: #""maxFailures": 2"#)
+            let basic = [["WWW-Authenticate", #"Basic realm="Files""#]]
+            let released = try #require(try await api.response(tenant, session: session, headers: basic, carriedHeader: false).string("decisionId"))
+            let elsewhere = try await api.response(
+                tenant, session: session, headers: [["WWW-Authenticate", #"Basic realm="SSO""#]], url: "https://sso.example.com/login",
+                previousDecisionId: released, carriedHeader: true
+            )
+            #expect(elsewhere.status == 200, "\(elsewhere)")
+            #expect(elsewhere["countedRejection"] is NSNull, "\(elsewhere)")
+            #expect(try await decision(api, tenant, released)["outcome"] is NSNull)
+            // Its own server's 401 still rejects it.
+            let refused = try await api.response(tenant, session: session, headers: basic, previousDecisionId: released, carriedHeader: true)
+            #expect(refused.string("countedRejection") == released)
+        }
+    }
+
     /// A host written another way than decisions record it (a fully qualified name's trailing dot,
     /// a proxy's IPv6 address without brackets) is the same server: a second 401/407 for the
     /// header just issued is its rejection, and a 403 its refusal.

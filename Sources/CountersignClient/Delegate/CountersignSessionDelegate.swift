@@ -57,9 +57,10 @@ public import FoundationNetworking
 ///   `accepted` with the status when the task ended with any other response; `cancelled` when it
 ///   ended without a response, or failed (timed out, cancelled)
 ///   while the request carrying the credential was under way; `accepted` without a status when
-///   another protection space of the same server challenged the task afterwards (the server took
-///   the credential and moved on). Decisions that released nothing are not reported. Reports are
-///   retried for about 15 s (``Configuration/outcomeRetry``; the service counts each once).
+///   another realm of the same server challenged the task afterwards with the same method (the
+///   server took the credential and moved on). Decisions that released nothing are not reported.
+///   Reports are tried again for about 15 s of pauses (``Configuration/outcomeRetry``; the
+///   service counts each once).
 /// - **Invalidation.** `urlSession(_:didBecomeInvalidWithError:)` invalidates the Countersign
 ///   session after the pending reports are sent: mode `cancel` when the URLSession became invalid
 ///   with an error or ``invalidateAndCancel(_:)`` was used, `finishTasks` otherwise (URLSession
@@ -220,9 +221,7 @@ public final class CountersignSessionDelegate: NSObject, URLSessionTaskDelegate,
         // still has its credential reported refused.
         let rejected = taskIdentifier.flatMap { task in
             ledger.withLock { ledger in
-                if !snapshot.space.isProxy {
-                    ledger.challenged(task: task, spaceKey: snapshot.space.ledgerKey, host: snapshot.space.host, port: snapshot.space.effectivePort)
-                }
+                ledger.challenged(task: task, space: snapshot.space)
                 return ledger.retry(task: task, spaceKey: snapshot.space.ledgerKey, previousFailureCount: snapshot.previousFailureCount, status: snapshot.failureStatus)
             }
         }
@@ -336,7 +335,9 @@ public final class CountersignSessionDelegate: NSObject, URLSessionTaskDelegate,
                 spaceKey: snapshot.space.ledgerKey,
                 isProxy: snapshot.space.isProxy,
                 host: snapshot.space.host,
-                port: snapshot.space.effectivePort
+                port: snapshot.space.effectivePort,
+                realm: snapshot.space.realm,
+                method: snapshot.space.authenticationMethod
             )
         }
         let recorded = ledger.withLock { ledger in

@@ -14,13 +14,17 @@ struct TaskLedger: Sendable {
         var host: String
         /// The space's port, Apple's 0 read as the protocol's default (``ProtectionSpace/effectivePort``).
         var port: Int
+        var realm: String?
+        var method: AuthenticationMethod
         /// The status that refused it, known when the same space challenged the task again.
         var rejectedWith: Int?
         /// The service counted that rejection itself (the retry's `countedRejection`).
         var countedByService = false
-        /// Another space of the same server challenged the task afterwards: the server took this
-        /// credential and moved on (a page of realm A redirecting to one of realm B), so the
-        /// task's last 401 is that space's, not this credential's.
+        /// Another realm of the same server, with the same method, challenged the task afterwards:
+        /// the server took this credential and moved on (a page of realm A redirecting to one of
+        /// realm B), so the task's last 401 is that realm's, not this credential's. Another method
+        /// in the same realm is no such sign: a server offering Digest and Basic asks for the
+        /// second after refusing the first.
         var passed = false
 
         func isAtServer(host: String?, port: Int?) -> Bool {
@@ -65,12 +69,14 @@ struct TaskLedger: Sendable {
         return use
     }
 
-    /// A challenge arrived for `task` at origin space `spaceKey` of `host`:`port`: the credentials
-    /// the task was given for the server's other spaces got past them.
-    mutating func challenged(task: Int, spaceKey: String, host: String, port: Int) {
-        guard var entry = entries[task] else { return }
-        for index in entry.uses.indices where !entry.uses[index].isProxy && entry.uses[index].spaceKey != spaceKey && entry.uses[index].rejectedWith == nil {
-            if entry.uses[index].isAtServer(host: host, port: port) { entry.uses[index].passed = true }
+    /// A challenge arrived for `task` at origin `space`: the credentials the task was given for
+    /// the server's other realms, with the same method, got past them.
+    mutating func challenged(task: Int, space: ProtectionSpace) {
+        guard !space.isProxy, var entry = entries[task] else { return }
+        for index in entry.uses.indices {
+            let use = entry.uses[index]
+            guard !use.isProxy, use.rejectedWith == nil, use.method == space.authenticationMethod, (use.realm ?? "") != (space.realm ?? "") else { continue }
+            if use.isAtServer(host: space.host, port: space.effectivePort) { entry.uses[index].passed = true }
         }
         entries[task] = entry
     }
@@ -111,7 +117,7 @@ struct TaskLedger: Sendable {
     /// an outcome:
     /// - refused by a later challenge of the same space: `rejected` with that challenge's status,
     ///   unless the service already counted it from the retry itself;
-    /// - passed, when another space of the same server challenged the task afterwards:
+    /// - passed, when another realm of the same server challenged the task afterwards:
     ///   `accepted`, without a status (the task's own says nothing of this credential);
     /// - otherwise judged by the final response: the space's authentication failure (401 from
     ///   that origin, 407 from a proxy) is `rejected`; a 403 from that origin is `refused`, as

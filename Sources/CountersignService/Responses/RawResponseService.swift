@@ -228,7 +228,12 @@ public struct RawResponseService: Sendable {
             guard let entry = try await store.get(sessionID: sessionID, id: id) else {
                 throw CountersignError(.notFound, "'previousDecisionId' names no decision of this session")
             }
-            return entry.disposition == .useCredential && entry.credentialId != nil ? entry : nil
+            // Another server's answer says nothing of the header: a request redirected from the
+            // server that took it to one that asks for its own is no rejection of it.
+            let space = entry.protectionSpace
+            let sameServer = space.isProxy == context.target.isProxy && space.port == context.target.port
+                && ProtectionSpace.foldedHost(space.host) == ProtectionSpace.foldedHost(context.target.host)
+            return entry.disposition == .useCredential && entry.credentialId != nil && sameServer ? entry : nil
         }
         return try await store.lastRelease(
             sessionID: sessionID,

@@ -41,6 +41,9 @@ public struct SecurityCheckService: Sendable {
         guard current.session.isActive(at: currentTenant.databaseNow) else {
             throw CountersignError(.sessionInvalidated, "the session is invalidated; open a new one")
         }
+        // The rounds plan from the cached state: one older than the settings just read would
+        // move the client's attempts under a handler an admin changed meanwhile.
+        if try await cache.tenant(answering: asker).version < currentTenant.version { cache.forgetTenant(asker.tenantID) }
         for name in challenges.names {
             guard let message = challenges.challenges[name].flatMap(SecurityCheckPayload.rechallengeMessage(in:)) else { continue }
             _ = try await record(
@@ -48,24 +51,26 @@ public struct SecurityCheckService: Sendable {
                 failureMessage: message, onlyIfPending: true
             )
         }
-        var answers: [String: SecurityCheckAnswer] = [:]
+        var recorded: [UUID] = []
         do {
-            return try await answer(challenges, for: asker, into: &answers)
+            return try await answer(challenges, for: asker, recording: &recorded)
         } catch {
-            // Answers recorded in earlier rounds never go out with the error: cancelled, so
-            // that the retry the error invites judges none of them (best effort: the database
-            // may be what failed).
+            // Answers recorded before the error never go out with it: cancelled, so that the
+            // retry the error invites judges none of them (best effort: the database may be
+            // what failed).
             do {
-                try await store.cancelUnsent(tenantID: asker.tenantID, decisionIDs: answers.values.map(\.decisionId))
+                try await store.cancelUnsent(tenantID: asker.tenantID, decisionIDs: recorded)
             } catch let cancelError {
-                logger.warning("security-check answers not sent were left pending", metadata: ["answers": "\(answers.count)", "error": "\(cancelError)"])
+                logger.warning("security-check answers not sent were left pending", metadata: ["answers": "\(recorded.count)", "error": "\(cancelError)"])
             }
             throw error
         }
     }
 
-    /// The rounds of ``answer(_:for:)``: every answer recorded is put in `answers` at once.
-    private func answer(_ challenges: SecurityCheckChallenges, for asker: DecisionService.Asker, into answers: inout [String: SecurityCheckAnswer]) async throws -> [String: SecurityCheckAnswer] {
+    /// The rounds of ``answer(_:for:)``: the id of every answer recorded goes into `recorded` as
+    /// soon as its commit is known, in the round that fails too.
+    private func answer(_ challenges: SecurityCheckChallenges, for asker: DecisionService.Asker, recording recorded: inout [UUID]) async throws -> [String: SecurityCheckAnswer] {
+        var answers: [String: SecurityCheckAnswer] = [:]
         var challenged: [String: SecurityCheckStore.Challenged] = [:]
         var pending = challenges.names
         attempts: for _ in 0..<DecisionService.attempts {
@@ -140,14 +145,23 @@ public struct SecurityCheckService: Sendable {
                 drafts.append(Draft(name: name, plan: plan, record: record, answer: answer))
             }
 
-            let commits = try await withThrowingTaskGroup(of: (Int, DecisionCommit).self) { group in
+            // Every write is waited for, the failing ones too: one that committed beside a failure
+            // must be known, to be cancelled with the rest.
+            let results = await withTaskGroup(of: (Int, Result<DecisionCommit, any Error>).self) { group in
                 for (index, draft) in drafts.enumerated() {
-                    group.addTask { (index, try await writer.record(draft.record)) }
+                    group.addTask {
+                        do { return (index, .success(try await writer.record(draft.record))) } catch { return (index, .failure(error)) }
+                    }
                 }
-                var commits = [DecisionCommit](repeating: .stale, count: drafts.count)
-                for try await (index, commit) in group { commits[index] = commit }
-                return commits
+                var results = [Result<DecisionCommit, any Error>](repeating: .success(.stale), count: drafts.count)
+                for await (index, result) in group { results[index] = result }
+                return results
             }
+            var commits: [DecisionCommit] = []
+            for (draft, result) in zip(drafts, results) {
+                if case .success(.recorded) = result { recorded.append(draft.record.id) }
+            }
+            for result in results { commits.append(try result.get()) }
             if commits.contains(.sessionEnded) {
                 // Ended by the database's clock, which may run ahead of this instance's (see
                 // `DecisionService.decideAndRecord`): deciding again cannot help, and no check is

@@ -119,6 +119,7 @@ public struct SecurityCheckStore: Sendable {
                 SELECT d.id, d.outcome IS NULL AS pending FROM decisions d
                 WHERE d.tenant_id = $1 AND d.session_id = $2 AND d.kind = 'securityCheck' AND d.task_id = $3
                   AND d.disposition = 'useCredential' AND ($4::uuid IS NULL OR d.id = $4::uuid)
+                  AND d.outcome_source IS DISTINCT FROM 'unsent'
                 ORDER BY d.created_at DESC, d.id DESC LIMIT 1
                 FOR UPDATE
                 """,
@@ -170,10 +171,14 @@ public struct SecurityCheckStore: Sendable {
         guard !decisionIDs.isEmpty else { return }
         try await pool.withTransaction { connection in
             for id in decisionIDs {
-                _ = try DecisionStore.recordOutcome(
-                    tenantID: tenantID, decisionID: id, outcome: .cancelled, upstreamStatus: nil,
-                    source: "unsent", acceptingSecurityChecks: true, on: connection
-                )
+                do {
+                    _ = try DecisionStore.recordOutcome(
+                        tenantID: tenantID, decisionID: id, outcome: .cancelled, upstreamStatus: nil,
+                        source: "unsent", acceptingSecurityChecks: true, on: connection
+                    )
+                } catch let error as CountersignError where error.code == .outcomeConflict {
+                    // Judged already (a report raced the failure): that verdict stands.
+                }
             }
         }
     }

@@ -221,6 +221,8 @@ struct SecurityCheckStateTests {
             // P2's credential gets a counter, which the triggers below move.
             _ = try await api.securityChecks(tenant, session: session, #"{"P2": {"errorMsg": null}}"#)
             _ = try await api.reportSecurityCheck(tenant, session: session, check: "P2", "failure")
+            // The answer to P1 the client sends to the server.
+            let sent = try #require(try await api.securityChecks(tenant, session: session, #"{"P1": {"errorMsg": null}}"#).answer("P1")?["decisionId"] as? String)
             try await side.withConnection { connection in
                 try connection.simpleQuery(
                     """
@@ -245,14 +247,18 @@ struct SecurityCheckStateTests {
             }
             let decisions = try await api.call(.get, "/v1/decisions?sessionId=\(session)", key: tenant.adminKey)
             let unsent = try #require((decisions.json["decisions"] as? [[String: Any]])?.first { $0["taskId"] as? String == "P1" }, "\(decisions)")
+            #expect(unsent["id"] as? String != sent)
             #expect(unsent["outcome"] as? String == "cancelled" && unsent["outcomeSource"] as? String == "unsent", "\(unsent)")
 
+            // The server refuses the answer the client sent and asks again: that answer's failure
+            // counts, once; the one never sent is not the last answer.
             let retried = try await api.securityChecks(tenant, session: session, #"{"P1": {"errorMsg": "Pin code is not valid."}, "P2": {"errorMsg": null}}"#)
             #expect(retried.status == 200, "\(retried)")
+            #expect(try await api.call(.get, "/v1/decisions/\(sent)", key: tenant.adminKey).json["outcome"] as? String == "rejected")
             let counters = try await api.call(.get, "/v1/counters?credentialId=\(pin)", key: tenant.adminKey)
-            #expect((counters.json["counters"] as? [[String: Any]])?.allSatisfy { $0["failures"] as? Int == 0 } == true, "\(counters)")
+            #expect((counters.json["counters"] as? [[String: Any]])?.map { $0["failures"] as? Int } == [1], "\(counters)")
             let state = try #require(try await api.securityCheckStates(tenant, clientId: "ios-1").first { $0["securityCheck"] as? String == "P1" })
-            #expect(state["totalFailures"] as? Int == 0, "\(state)")
+            #expect(state["totalFailures"] as? Int == 1, "\(state)")
         }
     }
 
