@@ -90,7 +90,7 @@ public final class CountersignClient: Sendable {
                 (data, response) = try await urlSession.data(for: urlRequest)
             } catch {
                 let urlError = error as? URLError ?? URLError(.unknown)
-                if urlError.code == .cancelled, let status = sessionDelegate.refusedChallengeStatus(for: urlRequest.url) {
+                if urlError.code == .cancelled, let status = sessionDelegate.takeRefusedChallengeStatus(for: urlRequest.url) {
                     throw .service(
                         status: status,
                         code: Self.foreignCode(status),

@@ -22,10 +22,12 @@ final class InternalSessionDelegate: NSObject, URLSessionTaskDelegate, Sendable 
     /// cancelled, which would read as "could not be reached".
     private let refusedChallenges = Mutex<[String: Int]>([:])
 
-    /// The status that asked for HTTP authentication on the way to `url`, if one did.
-    func refusedChallengeStatus(for url: URL?) -> Int? {
+    /// The status that asked for HTTP authentication on the way to `url`, if one did since
+    /// the last time this was asked; taken, so that a later cancellation of the app's own is not
+    /// told as a login asked for.
+    func takeRefusedChallengeStatus(for url: URL?) -> Int? {
         guard let url else { return nil }
-        return refusedChallenges.withLock { $0[url.absoluteString] }
+        return refusedChallenges.withLock { $0.removeValue(forKey: url.absoluteString) }
     }
 
     func urlSession(

@@ -73,7 +73,7 @@ struct IdentityController: Sendable {
     /// an identity may be released (`DecisionService`), so that a listing never calls valid an
     /// identity the decisions refuse as expired because this instance's clock runs behind.
     private func databaseNow(_ tenantID: UUID) async throws -> Date {
-        try await cache.tenant(tenantID).databaseNow
+        try await cache.settings(tenantID).databaseNow
     }
 
     /// Parses the upload into an identity whose key matches its certificate.

@@ -131,7 +131,7 @@ struct PolicyController: Sendable {
                 sessionID: input.sessionId
             )
             // The identity's state as the explanation judged it: by the database's clock.
-            let now = try await cache.tenant(context.tenantID).databaseNow
+            let now = try await cache.settings(context.tenantID).databaseNow
             return try JSONResponse.make(
                 Explanation(
                     disposition: plan.disposition,

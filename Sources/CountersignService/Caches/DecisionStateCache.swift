@@ -29,7 +29,7 @@ public final class DecisionStateCache: Sendable {
     let store: DecisionStateStore
     private let loadTenant: @Sendable (UUID) async throws -> DecisionStateStore.TenantState?
     /// Decisions never use a stale entry (the writer checks); the other readers that act on the
-    /// policy (session lifetimes, submissions, security checks) read it `fresh`.
+    /// policy (session lifetimes, submissions, security checks) read ``settings(_:)``.
     private let tenantTTL: Duration
     private let tenants = Mutex(Tenants())
     private let sessions = Mutex<CachedStates<DecisionStateStore.SessionState>>(CachedStates())

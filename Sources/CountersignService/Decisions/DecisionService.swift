@@ -140,9 +140,9 @@ public struct DecisionService: Sendable {
             }
             (tenant, session, countedRejection) = (after.tenant, after.session, after.rejected)
         } else {
-            // Fresh state, read without forgetting the cached one: a forget makes every state read
-            // meanwhile, any tenant's, unfit to keep (`CachedStates`), so explain traffic would
-            // keep the caches of every tenant from filling.
+            // Fresh state, read without forgetting the cached one: a forget makes the tenant's
+            // loads under way unfit to keep (`CachedStates`), so explain traffic would keep its
+            // decisions' cache from filling.
             tenant = try await cache.tenant(tenantID, fresh: true)
             if let sessionID { session = try await cache.session(sessionID, tenantID: tenantID, fresh: true) }
         }

@@ -262,8 +262,7 @@ public struct SecurityCheckService: Sendable {
         guard let entry = try await store.reset(tenantID: tenantID, securityCheck: securityCheck, clientID: clientID) else {
             throw CountersignError(.notFound, "client '\(clientID)' was never challenged for '\(securityCheck)'")
         }
-        // The policy as it stands, read without forgetting: a forget keeps every tenant's state
-        // read meanwhile from being cached, and no cached state holds security-check states.
+        // The policy as it stands; no cached state holds security-check states, so none is forgotten.
         let handler = try await cache.settings(tenantID).policy.policy.securityCheckHandler(named: securityCheck)
         return SecurityCheckStateView(entry, limits: Self.countingLimits(of: handler))
     }
