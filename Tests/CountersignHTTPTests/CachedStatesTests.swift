@@ -100,4 +100,31 @@ import Testing
             #expect(loads.withLock { $0 } == 2)
         }
     }
+
+    /// The decisions of one batch come back stale together: they share the reload the first of
+    /// them starts.
+    @Test func decisionsFoundStaleTogetherShareOneReload() async throws {
+        try await TestService.withSideAccess { api, side in
+            let tenant = try await api.tenant()
+            let tenantID = try #require(UUID(uuidString: tenant.id))
+            let store = DecisionStateStore(pool: side)
+            let loads = Mutex(0)
+            let cache = DecisionStateCache(store: store, tenantTTL: .seconds(60)) { id in
+                loads.withLock { $0 += 1 }
+                try await Task.sleep(for: .milliseconds(200))
+                return try await store.tenantState(id)
+            }
+            _ = try await cache.tenant(tenantID)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<20 {
+                    group.addTask {
+                        cache.forgetStaleTenant(tenantID)
+                        _ = try await cache.tenant(tenantID)
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(loads.withLock { $0 } == 2)
+        }
+    }
 }

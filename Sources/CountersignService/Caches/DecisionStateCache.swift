@@ -117,6 +117,21 @@ public final class DecisionStateCache: Sendable {
         tenants.withLock { $0.cached.forget(tenantID) }
     }
 
+    /// Forgets the tenant's state after the writer refused a decision made from it as stale. A
+    /// load begun since the last forget is joined rather than turned away: the decisions of one
+    /// batch come back stale together, and each forgetting and loading the tenant again made a
+    /// hundred loads of a large tenant at once. A load that still misses the change only costs
+    /// another round: the writer refuses what is decided from it.
+    public func forgetStaleTenant(_ tenantID: UUID) {
+        tenants.withLock { tenants in
+            if let load = tenants.loads[tenantID], load.readAt == tenants.cached.token(for: tenantID) {
+                tenants.cached.values[tenantID] = nil
+            } else {
+                tenants.cached.forget(tenantID)
+            }
+        }
+    }
+
     /// Forgets every tenant's state, when changes made elsewhere may have gone unheard.
     public func forgetAllTenants() {
         tenants.withLock { $0.cached.forgetAll() }

@@ -116,7 +116,8 @@ extension DecisionService {
             )
             switch try await writer.record(record) {
             case .stale:
-                forgetState(asker)
+                cache.forgetStaleTenant(asker.tenantID)
+                cache.forgetSession(asker.sessionID)
                 continue
             case .sessionEnded:
                 // The database's clock, not this instance's, says when a session has expired: a
