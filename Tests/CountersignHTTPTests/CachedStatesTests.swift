@@ -50,29 +50,49 @@ import Testing
         #expect(states.values[id] == nil)
     }
 
+    /// Counts the loads of a cache's tenant states.
+    final class Loads: Sendable {
+        private let count = Mutex(0)
+        var value: Int { count.withLock { $0 } }
+        /// Counts one more; returns how many so far.
+        func add() -> Int { count.withLock { $0 += 1; return $0 } }
+    }
+
+    /// A cache whose loads of a new tenant's state (the database's) are counted, and delayed by
+    /// `delay(n)` for the n-th.
+    static func withCountedCache(
+        tenantTTL: Duration,
+        delay: @escaping @Sendable (Int) -> Duration = { _ in .zero },
+        _ body: @escaping @Sendable (DecisionStateCache, UUID, Loads) async throws -> Void
+    ) async throws {
+        try await TestService.withSideAccess { api, side in
+            let tenantID = try #require(UUID(uuidString: try await api.tenant().id))
+            let store = DecisionStateStore(pool: side)
+            let loads = Loads()
+            let cache = DecisionStateCache(store: store, tenantTTL: tenantTTL) { id in
+                let wait = delay(loads.add())
+                if wait > .zero { try await Task.sleep(for: wait) }
+                return try await store.tenantState(id)
+            }
+            try await body(cache, tenantID, loads)
+        }
+    }
+
     /// Decisions that miss the cache at once share one load of the tenant's state: each loading
     /// its own stalled a large tenant's decisions at every expiry.
     @Test func decisionsMissingTogetherShareOneLoad() async throws {
-        try await TestService.withSideAccess { api, side in
-            let tenant = try await api.tenant()
-            let tenantID = try #require(UUID(uuidString: tenant.id))
-            let store = DecisionStateStore(pool: side)
-            let loads = Mutex(0)
-            let cache = DecisionStateCache(store: store, tenantTTL: .seconds(60)) { id in
-                loads.withLock { $0 += 1 }
-                return try await store.tenantState(id)
-            }
+        try await Self.withCountedCache(tenantTTL: .seconds(60)) { cache, tenantID, loads in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<20 { group.addTask { _ = try await cache.tenant(tenantID) } }
                 try await group.waitForAll()
             }
-            #expect(loads.withLock { $0 } == 1)
+            #expect(loads.value == 1)
             _ = try await cache.tenant(tenantID)
-            #expect(loads.withLock { $0 } == 1)
+            #expect(loads.value == 1)
             // A forget is followed: the next decision loads again.
             cache.forgetTenant(tenantID)
             _ = try await cache.tenant(tenantID)
-            #expect(loads.withLock { $0 } == 2)
+            #expect(loads.value == 2)
             await #expect(throws: CountersignError.self) { try await cache.tenant(UUID()) }
         }
     }
@@ -80,15 +100,7 @@ import Testing
     /// Past its time, an entry still answers while one reload runs: waiting for the reload
     /// stalled every decision of a large tenant at each expiry.
     @Test func anExpiredStateAnswersWhileItsReloadRuns() async throws {
-        try await TestService.withSideAccess { api, side in
-            let tenant = try await api.tenant()
-            let tenantID = try #require(UUID(uuidString: tenant.id))
-            let store = DecisionStateStore(pool: side)
-            let loads = Mutex(0)
-            let cache = DecisionStateCache(store: store, tenantTTL: .milliseconds(50)) { id in
-                if loads.withLock({ $0 += 1; return $0 }) > 1 { try await Task.sleep(for: .seconds(2)) }
-                return try await store.tenantState(id)
-            }
+        try await Self.withCountedCache(tenantTTL: .milliseconds(50), delay: { $0 > 1 ? .seconds(2) : .zero }) { cache, tenantID, loads in
             _ = try await cache.tenant(tenantID)
             try await Task.sleep(for: .milliseconds(100))
             let clock = ContinuousClock()
@@ -96,24 +108,15 @@ import Testing
             for _ in 0..<5 { _ = try await cache.tenant(tenantID) }
             #expect(clock.now - start < .seconds(1))
             // One reload, under way in the background.
-            while loads.withLock({ $0 }) < 2, clock.now - start < .seconds(5) { try await Task.sleep(for: .milliseconds(10)) }
-            #expect(loads.withLock { $0 } == 2)
+            while loads.value < 2, clock.now - start < .seconds(5) { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(loads.value == 2)
         }
     }
 
     /// The decisions of one batch come back stale together: they share the reload the first of
     /// them starts.
     @Test func decisionsFoundStaleTogetherShareOneReload() async throws {
-        try await TestService.withSideAccess { api, side in
-            let tenant = try await api.tenant()
-            let tenantID = try #require(UUID(uuidString: tenant.id))
-            let store = DecisionStateStore(pool: side)
-            let loads = Mutex(0)
-            let cache = DecisionStateCache(store: store, tenantTTL: .seconds(60)) { id in
-                loads.withLock { $0 += 1 }
-                try await Task.sleep(for: .milliseconds(200))
-                return try await store.tenantState(id)
-            }
+        try await Self.withCountedCache(tenantTTL: .seconds(60), delay: { _ in .milliseconds(200) }) { cache, tenantID, loads in
             _ = try await cache.tenant(tenantID)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<20 {
@@ -124,7 +127,7 @@ import Testing
                 }
                 try await group.waitForAll()
             }
-            #expect(loads.withLock { $0 } == 2)
+            #expect(loads.value == 2)
         }
     }
 }
