@@ -2,6 +2,7 @@ public import CountersignCore
 import CountersignCrypto
 public import CountersignPostgres
 public import Foundation
+import Synchronization
 
 /// Each tenant's policy, replaced as a whole under optimistic concurrency, with every
 /// version kept.
@@ -76,11 +77,32 @@ public struct PolicyStore: Sendable {
     }
 
     static func current(tenantID: UUID, lock: Bool, on connection: PostgresConnection) throws -> Versioned? {
-        try connection.query(
-            "SELECT version, document::text AS document, updated_at, updated_by FROM policies WHERE tenant_id = $1\(lock ? " FOR SHARE" : "")",
-            [.uuid(tenantID)]
-        ).rows.first.map(Self.versioned(from:))
+        let known = decoded.withLock { $0[tenantID] }
+        // The document only when the row changed since it was decoded here.
+        guard let row = try connection.query(
+            """
+            SELECT version, updated_at, updated_by, xmin::text AS row_version,
+                CASE WHEN xmin::text = $2 THEN NULL ELSE document::text END AS document
+            FROM policies WHERE tenant_id = $1\(lock ? " FOR SHARE" : "")
+            """,
+            [.uuid(tenantID), PostgresValue(known?.rowVersion)]
+        ).rows.first else { return nil }
+        let rowVersion: String = try row.decode("row_version")
+        if let known, known.rowVersion == rowVersion, try row.decode("document", as: String?.self) == nil { return known.versioned }
+        let versioned = try versioned(from: row)
+        decoded.withLock { decoded in
+            if decoded.count >= decodedLimit { decoded.removeAll(keepingCapacity: true) }
+            decoded[tenantID] = (rowVersion, versioned)
+        }
+        return versioned
     }
+
+    /// Policies decoded in this process, by tenant, with the version of their row they were read
+    /// at (`xmin`, which every update of the row moves, a migration's included). A policy of a
+    /// thousand rules took longer to decode than the rest of a tenant's state to read, and every
+    /// load of a tenant's state, every session opened and every rejection counted reads it.
+    private static let decoded = Mutex<[UUID: (rowVersion: String, versioned: Versioned)]>([:])
+    private static let decodedLimit = 10_000
 
     static func versioned(from row: PostgresRow) throws -> Versioned {
         let document: String = try row.decode("document")

@@ -41,6 +41,26 @@ struct PolicyTests {
         }
     }
 
+    /// Decoded policies are kept while their row stands: one rewritten without a new version (as
+    /// migrations 0020 and 0023 rewrote stored policies) is read anew.
+    @Test func aPolicyRewrittenInTheDatabaseIsReadAnew() async throws {
+        try await TestService.withSideAccess { api, side in
+            let tenant = try await api.tenant()
+            #expect(try await Self.put(api, tenant, version: 0, rules: #"[{"id": "first", "match": {}, "then": {"disposition": "performDefaultHandling"}}]"#).status == 200)
+            let before = try await api.call(.get, "/v1/policy", key: tenant.adminKey)
+            #expect((before.json["rules"] as? [[String: Any]])?.first?["id"] as? String == "first")
+            try await side.withConnection { connection in
+                try connection.execute(
+                    "UPDATE policies SET document = jsonb_set(document, '{rules,0,id}', '\"rewritten\"') WHERE tenant_id = $1::uuid",
+                    [.text(tenant.id)]
+                )
+            }
+            let after = try await api.call(.get, "/v1/policy", key: tenant.adminKey)
+            #expect(after.int("version") == before.int("version"))
+            #expect((after.json["rules"] as? [[String: Any]])?.first?["id"] as? String == "rewritten", "\(after)")
+        }
+    }
+
     @Test func concurrentEditsOfOneVersionLetExactlyOneWin() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()
