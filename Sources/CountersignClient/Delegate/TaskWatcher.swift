@@ -24,7 +24,8 @@ final class TaskWatcher: Sendable {
         self.interval = interval
     }
 
-    /// Watches `task` until it completes; then `completed` runs, once.
+    /// Watches `task` until it completes; then `completed` runs, once. One delegate watches, so
+    /// every call passes the same `completed`: the poll keeps the one it started with.
     func watch(_ task: URLSessionTask, completed: @escaping @Sendable (URLSessionTask) -> Void) {
         let startPolling = state.withLock { state in
             state.tasks[task.taskIdentifier] = task
