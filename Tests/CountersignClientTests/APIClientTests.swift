@@ -274,6 +274,23 @@ struct APIClientTests {
         }
     }
 
+    /// Taken once: a cancellation of the app's own later, on the same URL, must not be told as
+    /// a login asked for.
+    @Test("a refused challenge's status is told for one failed call only")
+    func refusedChallengeToldOnce() {
+        let delegate = InternalSessionDelegate()
+        let session = URLSession(configuration: .ephemeral)
+        defer { session.invalidateAndCancel() }
+        let url = URL(string: "http://127.0.0.1:8443/private")!
+        let task = session.dataTask(with: url)
+        let probe = CompletionProbe()
+        delegate.urlSession(session, task: task, didReceive: Challenges.basic(), completionHandler: probe.handler)
+        #expect(probe.all.map(\.disposition) == [.cancelAuthenticationChallenge])
+        #expect(delegate.takeRefusedChallengeStatus(for: URL(string: "http://127.0.0.1:8443/elsewhere")) == nil)
+        #expect(delegate.takeRefusedChallengeStatus(for: url) == 401)
+        #expect(delegate.takeRefusedChallengeStatus(for: url) == nil)
+    }
+
     @Test("a redirect is not followed: the key never goes to where it points", arguments: [301, 302, 307, 308])
     func redirectNotFollowed(_ status: Int) async throws {
         try await FakeCountersign.run { elsewhere in
