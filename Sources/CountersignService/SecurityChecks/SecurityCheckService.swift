@@ -146,17 +146,12 @@ public struct SecurityCheckService: Sendable {
             }
 
             // Every write is waited for, the failing ones too: one that committed beside a failure
-            // must be known, to be cancelled with the rest.
-            let results = await withTaskGroup(of: (Int, Result<DecisionCommit, any Error>).self) { group in
-                for (index, draft) in drafts.enumerated() {
-                    group.addTask {
-                        do { return (index, .success(try await writer.record(draft.record))) } catch { return (index, .failure(error)) }
-                    }
-                }
-                var results = [Result<DecisionCommit, any Error>](repeating: .success(.stale), count: drafts.count)
-                for await (index, result) in group { results[index] = result }
-                return results
-            }
+            // must be known, to be cancelled with the rest. Tasks of their own, not a task group:
+            // the group's (index, result) pairs came back corrupted in release builds of Swift
+            // 6.3 and trapped the process on the first list answered.
+            let writes = drafts.map { draft in Task { try await writer.record(draft.record) } }
+            var results: [Result<DecisionCommit, any Error>] = []
+            for write in writes { results.append(await write.result) }
             var commits: [DecisionCommit] = []
             for (draft, result) in zip(drafts, results) {
                 if case .success(.recorded) = result { recorded.append(draft.record.id) }

@@ -23,8 +23,11 @@ final class ServiceProcess: @unchecked Sendable {
     let logFile: URL
     private let process: Process
 
-    /// The executable `swift build` leaves beside the test bundle.
-    static var executable: String { TestService.packageRoot + "/.build/debug/countersign" }
+    /// The executable `swift build` leaves beside the test bundle, or the one
+    /// `COUNTERSIGN_TEST_EXECUTABLE` names (scripts/test's release run).
+    static var executable: String {
+        TestService.liveExecutable ?? TestService.packageRoot + "/.build/debug/countersign"
+    }
 
     /// Files every instance of one test shares: the operator key and the master key.
     struct Keys {

@@ -15,6 +15,32 @@ import Testing
 struct TestService {
     static let operatorKey = "test-operator-key-0123456789abcdefghijklmnop"
 
+    /// The executable that `run(_:)` runs `body` against instead of an in-process service:
+    /// scripts/test runs the tests again against the release build this way, since an optimised
+    /// build can go wrong where the debug one does not (a security-check list once trapped every
+    /// release process and no debug test).
+    static let liveExecutable = ProcessInfo.processInfo.environment["COUNTERSIGN_TEST_EXECUTABLE"]
+
+    /// Runs `body` against a new service on a new database, with the default configuration: the
+    /// service in this process, or a `countersign serve` process of `liveExecutable`.
+    static func run(_ body: @Sendable (TestAPI) async throws -> Void) async throws {
+        guard let liveExecutable else { return try await run(.router, configure: { _ in }, logger: nil, body) }
+        #expect(FileManager.default.isExecutableFile(atPath: liveExecutable), "COUNTERSIGN_TEST_EXECUTABLE names no executable")
+        let keys = try ServiceProcess.Keys()
+        defer { keys.remove() }
+        let instance = try ServiceProcess(databaseURL: try await TestDatabase.freshDatabase(), keys: keys)
+        defer { instance.stop() }
+        try await instance.waitUntilReady()
+        let client = instance.client()
+        do {
+            try await body(TestAPI(client))
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+        try await client.shutdown()
+    }
+
     /// Runs `body` against a new service on a new database. `configure` adjusts the
     /// configuration first (defaults: operator key, a random master key, no API-key cache).
     static func run(
