@@ -69,10 +69,10 @@ import Testing
             let tenantID = try #require(UUID(uuidString: try await api.tenant().id))
             let store = DecisionStateStore(pool: side)
             let loads = Loads()
-            let cache = DecisionStateCache(store: store, tenantTTL: tenantTTL) { id in
+            let cache = DecisionStateCache(store: store, tenantTTL: tenantTTL) { id, base in
                 let wait = delay(loads.add())
                 if wait > .zero { try await Task.sleep(for: wait) }
-                return try await store.tenantState(id)
+                return if let base { try await store.tenantState(id, after: base) } else { try await store.tenantState(id) }
             }
             try await body(cache, tenantID, loads)
         }

@@ -25,6 +25,18 @@ public struct CredentialIndex: Sendable {
         positionsByID[id].map { all[$0] }
     }
 
+    /// This index with `changed` put in (in place of their earlier forms, or added) and
+    /// `removed` left out.
+    public func updating(_ changed: [Credential], removing removed: Set<UUID>) -> CredentialIndex {
+        var credentials = all
+        var added: [Credential] = []
+        for credential in changed where !removed.contains(credential.id) {
+            if let position = positionsByID[credential.id] { credentials[position] = credential } else { added.append(credential) }
+        }
+        if !removed.isEmpty { credentials.removeAll { removed.contains($0.id) } }
+        return CredentialIndex(credentials + added)
+    }
+
     /// The credentials whose host is `host` (folded): the only ones that may fit a space of it.
     public func credentials(host: String) -> [Credential] {
         (positionsByHost[host] ?? []).map { all[$0] }

@@ -123,6 +123,7 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
         accessChanges,
         PeriodicSweep.expiredSessions(sessionStore, every: configuration.sessionSweepInterval, logger: logger),
         PeriodicSweep.staleNonceCounts(nonceCounts, logger: logger),
+        PeriodicSweep.credentialRemovals(credentials, logger: logger),
         PeriodicSweep.openedSecrets(secrets, openedIdentities, logger: logger),
     ]
     if let retention = configuration.retention {

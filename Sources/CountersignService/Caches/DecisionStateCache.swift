@@ -24,10 +24,30 @@ public final class DecisionStateCache: Sendable {
     private struct Tenants {
         var cached = CachedStates<CachedTenant>()
         var loads: [UUID: TenantLoad] = [:]
+        /// The last state read of each tenant, forgotten or not: the next load reads only what
+        /// changed since (``DecisionStateStore/tenantState(_:after:)``). A forget says a state
+        /// must not answer decisions; it is still a sound base, since what changed after it is
+        /// found by version in the database.
+        var bases: [UUID: CachedTenant] = [:]
+
+        /// A base young enough that the removals since it are still kept.
+        func base(for tenantID: UUID) -> DecisionStateStore.TenantState? {
+            guard let base = bases[tenantID], ContinuousClock.now - base.loadedAt < DecisionStateCache.baseAge else { return nil }
+            return base.state
+        }
+
+        mutating func keep(_ state: DecisionStateStore.TenantState, for tenantID: UUID, readAt: CachedStates<CachedTenant>.Token) {
+            let entry = CachedTenant(state: state, loadedAt: .now)
+            cached.keep(entry, for: tenantID, readAt: readAt)
+            if (bases[tenantID]?.state.version ?? .min) <= state.version { bases[tenantID] = entry }
+        }
     }
 
     let store: DecisionStateStore
-    private let loadTenant: @Sendable (UUID) async throws -> DecisionStateStore.TenantState?
+    /// Reads a tenant's state, from a base when there is one.
+    private let loadTenant: @Sendable (UUID, DecisionStateStore.TenantState?) async throws -> DecisionStateStore.TenantState?
+    /// Well inside the day `credential_removals` keeps (migration 0027).
+    static let baseAge: Duration = .seconds(3600)
     /// Decisions never use a stale entry (the writer checks); the other readers that act on the
     /// policy (session lifetimes, submissions, security checks) read ``settings(_:)``.
     private let tenantTTL: Duration
@@ -36,11 +56,18 @@ public final class DecisionStateCache: Sendable {
     private static let sessionLimit = 50_000
 
     public convenience init(store: DecisionStateStore, tenantTTL: Duration = .seconds(5)) {
-        self.init(store: store, tenantTTL: tenantTTL) { try await store.tenantState($0) }
+        self.init(store: store, tenantTTL: tenantTTL) { tenantID, base in
+            if let base { try await store.tenantState(tenantID, after: base) } else { try await store.tenantState(tenantID) }
+        }
     }
 
-    /// `loadTenant` reads a tenant's state (the store's, which tests count the calls of).
-    init(store: DecisionStateStore, tenantTTL: Duration, loadTenant: @escaping @Sendable (UUID) async throws -> DecisionStateStore.TenantState?) {
+    /// `loadTenant` reads a tenant's state, from the base given if any (the store's, which tests
+    /// count the calls of).
+    init(
+        store: DecisionStateStore,
+        tenantTTL: Duration,
+        loadTenant: @escaping @Sendable (UUID, DecisionStateStore.TenantState?) async throws -> DecisionStateStore.TenantState?
+    ) {
         self.store = store
         self.tenantTTL = tenantTTL
         self.loadTenant = loadTenant
@@ -50,9 +77,9 @@ public final class DecisionStateCache: Sendable {
     /// that must be as new as the request (explain) without dropping what decisions use.
     public func tenant(_ tenantID: UUID, fresh: Bool = false) async throws -> DecisionStateStore.TenantState {
         if fresh {
-            let readAt = tenants.withLock { $0.cached.token(for: tenantID) }
-            let state = try await load(tenantID)
-            tenants.withLock { $0.cached.keep(CachedTenant(state: state, loadedAt: .now), for: tenantID, readAt: readAt) }
+            let (readAt, base) = tenants.withLock { ($0.cached.token(for: tenantID), $0.base(for: tenantID)) }
+            let state = try await load(tenantID, from: base)
+            tenants.withLock { $0.keep(state, for: tenantID, readAt: readAt) }
             return state
         }
         let (cached, load) = tenants.withLock { tenants -> (DecisionStateStore.TenantState?, Task<DecisionStateStore.TenantState?, any Error>?) in
@@ -61,13 +88,14 @@ public final class DecisionStateCache: Sendable {
             let readAt = tenants.cached.token(for: tenantID)
             // A load begun before a forget may hold what the forget announced is gone: not joined.
             if let load = tenants.loads[tenantID], load.readAt == readAt { return (cached?.state, load.task) }
-            let task = Task { try await self.loadTenant(tenantID) }
+            let base = tenants.base(for: tenantID)
+            let task = Task { try await self.loadTenant(tenantID, base) }
             tenants.loads[tenantID] = TenantLoad(readAt: readAt, task: task)
             Task {
                 let state = try? await task.value
                 self.tenants.withLock { tenants in
                     // Stamped when the load ends: one that took longer than the TTL is still kept.
-                    if let state { tenants.cached.keep(CachedTenant(state: state, loadedAt: .now), for: tenantID, readAt: readAt) }
+                    if let state { tenants.keep(state, for: tenantID, readAt: readAt) }
                     if tenants.loads[tenantID]?.readAt == readAt { tenants.loads[tenantID] = nil }
                 }
             }
@@ -92,8 +120,8 @@ public final class DecisionStateCache: Sendable {
         return settings
     }
 
-    private func load(_ tenantID: UUID) async throws -> DecisionStateStore.TenantState {
-        guard let state = try await loadTenant(tenantID) else {
+    private func load(_ tenantID: UUID, from base: DecisionStateStore.TenantState?) async throws -> DecisionStateStore.TenantState {
+        guard let state = try await loadTenant(tenantID, base) else {
             throw CountersignError(.notFound, "no such tenant")
         }
         return state

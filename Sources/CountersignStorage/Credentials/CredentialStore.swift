@@ -14,6 +14,20 @@ public struct CredentialStore: Sendable {
         self.vault = vault
     }
 
+    /// Deletes the records of credentials removed more than `seconds` ago (migration 0027), some
+    /// thousands at a time; returns how many went.
+    public func purgeRemovals(olderThan seconds: Int, limit: Int = 5000) async throws -> Int {
+        try await pool.withConnection { connection in
+            try connection.execute(
+                """
+                DELETE FROM credential_removals WHERE ctid IN (
+                    SELECT ctid FROM credential_removals WHERE removed_at < now() - make_interval(secs => $1) LIMIT $2)
+                """,
+                [.int(Int64(seconds)), .int(Int64(limit))]
+            )
+        }
+    }
+
     /// A credential to save: where it applies, whose it is, and its secret.
     public struct Input: Sendable {
         public var attributes: CredentialAttributes
@@ -212,7 +226,7 @@ public struct CredentialStore: Sendable {
         limit: Int = 100,
         after cursor: String? = nil
     ) async throws -> (entries: [Credential], next: String?) {
-        try await PageCursor.paging(after: cursor) { position in
+        try await PageCursor.paging("credentials", after: cursor) { position in
             try await pool.withConnection { connection in
                 let rows = try connection.query(
                     """
@@ -224,7 +238,7 @@ public struct CredentialStore: Sendable {
                     """,
                     [.uuid(tenantID), host.map { .textArray(CredentialAttributes.storedForms(ofHostAsSent: $0)) } ?? .null, PostgresValue(account), PostgresValue(position?.at), PostgresValue(position?.id), .int(limit + 1)]
                 ).rows
-                return try PageCursor.page(of: rows, limit: limit, Credential.init(row:))
+                return try PageCursor.page("credentials", of: rows, limit: limit, Credential.init(row:))
             }
         }
     }

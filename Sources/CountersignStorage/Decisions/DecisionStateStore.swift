@@ -62,6 +62,13 @@ public struct DecisionStateStore: Sendable {
         try await pool.withConnection { connection in try Self.tenantState(tenantID, on: connection) }
     }
 
+    /// The tenant's state now, read from `earlier` and what changed since its version
+    /// (migration 0027): the credentials written or removed since, not all of them. `earlier`
+    /// must have been read within ``CredentialRemovals/keptFor``, the time removals are known.
+    public func tenantState(_ tenantID: UUID, after earlier: TenantState) async throws -> TenantState? {
+        try await pool.withConnection { connection in try Self.tenantState(tenantID, after: earlier, on: connection) }
+    }
+
     public func tenantSettings(_ tenantID: UUID) async throws -> TenantSettings? {
         try await pool.withConnection { connection in try Self.tenantSettings(tenantID, on: connection) }
     }
@@ -133,6 +140,36 @@ public struct DecisionStateStore: Sendable {
             "SELECT \(Credential.columns) FROM credentials c WHERE c.tenant_id = $1 AND c.owner <> 'session'",
             [.uuid(tenantID)]
         ).rows.map(Credential.init(row:))
+        return try tenantState(settings, credentials: CredentialIndex(credentials), tenantID: tenantID, on: connection)
+    }
+
+    static func tenantState(_ tenantID: UUID, after earlier: TenantState, on connection: PostgresConnection) throws -> TenantState? {
+        guard let settings = try tenantSettings(tenantID, on: connection) else { return nil }
+        // A version gone back (the database restored from a backup) leaves nothing to build on.
+        guard settings.version >= earlier.version else { return try tenantState(tenantID, on: connection) }
+        // Read after the version, as a whole load reads them: rows stamped after it only make
+        // the state newer than its version (see the type's comment).
+        var changed: [Credential] = []
+        var removed: Set<UUID> = []
+        for row in try connection.query(
+            "SELECT \(Credential.columns) FROM credentials c WHERE c.tenant_id = $1 AND c.changed_version > $2",
+            [.uuid(tenantID), .int(earlier.version)]
+        ).rows {
+            let credential = try Credential(row: row)
+            // Handed to a session, it leaves the tenant's set as a removed one does.
+            if case .session = credential.owner { removed.insert(credential.id) } else { changed.append(credential) }
+        }
+        for row in try connection.query(
+            "SELECT credential_id FROM credential_removals WHERE tenant_id = $1 AND changed_version > $2",
+            [.uuid(tenantID), .int(earlier.version)]
+        ).rows {
+            removed.insert(try row.decode("credential_id"))
+        }
+        let credentials = changed.isEmpty && removed.isEmpty ? earlier.credentials : earlier.credentials.updating(changed, removing: removed)
+        return try tenantState(settings, credentials: credentials, tenantID: tenantID, on: connection)
+    }
+
+    private static func tenantState(_ settings: TenantSettings, credentials: CredentialIndex, tenantID: UUID, on connection: PostgresConnection) throws -> TenantState {
         var blocked: [UUID: Date] = [:]
         for row in try connection.query(
             "SELECT credential_id, max(blocked_until) AS until FROM rejection_counters WHERE tenant_id = $1 AND blocked_until > now() GROUP BY credential_id",
@@ -145,7 +182,7 @@ public struct DecisionStateStore: Sendable {
             disabled: settings.disabled,
             revokedKeys: settings.revokedKeys,
             policy: settings.policy,
-            credentials: CredentialIndex(credentials),
+            credentials: credentials,
             blockedUntil: blocked,
             databaseClockOffset: settings.databaseClockOffset
         )
