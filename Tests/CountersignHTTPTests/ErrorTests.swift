@@ -86,7 +86,11 @@ struct ErrorTests {
     @Test func badQueryParametersAre400() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()
-            for query in ["limit=0", "limit=abc", "since=yesterday", "disposition=maybe", "sessionId=x", "cursor=bm90LWEtY3Vyc29y"] {
+            for query in [
+                "limit=0", "limit=abc", "since=yesterday", "disposition=maybe", "sessionId=x", "cursor=bm90LWEtY3Vyc29y",
+                // Less than the microsecond decisions are kept to apart: one time to the database.
+                "since=2026-11-27T10:00:00.0000001Z&until=2026-11-27T10:00:00.0000002Z",
+            ] {
                 let reply = try await api.call(.get, "/v1/decisions?\(query)", key: tenant.adminKey)
                 #expect(reply.status == 400, "\(query): \(reply)")
                 #expect(reply.errorCode == "invalid_query", "\(query)")

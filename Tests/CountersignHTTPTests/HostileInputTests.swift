@@ -112,10 +112,25 @@ struct HostileInputTests {
         try await TestService.run { api in
             let tenant = try await api.tenant()
             for time in ["2026-99-99 00:00:00+00", "2026-02-30 00:00:00+00", "2026-01-01 25:61:00+00"] {
-                let cursor = Data("\(time)|01a206fd-d378-723a-819e-23dee6e42dbd".utf8).base64EncodedString()
+                let cursor = Data("decisions|\(time)|01a206fd-d378-723a-819e-23dee6e42dbd".utf8).base64EncodedString()
                     .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
                 let reply = try await api.call(.get, "/v1/decisions?cursor=\(cursor)", key: tenant.adminKey)
                 #expect(reply.status == 400 && reply.errorCode == "invalid_query", "\(time): \(reply)")
+            }
+        }
+    }
+
+    /// Another list's cursor is refused, not read as a place in this one.
+    @Test func aCursorOfAnotherListIsRefused() async throws {
+        try await TestService.run { api in
+            let tenant = try await api.tenant()
+            for index in 0..<2 { _ = try await api.credential(tenant, account: "svc-\(index)") }
+            let page = try await api.call(.get, "/v1/credentials?limit=1", key: tenant.adminKey)
+            let cursor = try #require(page["nextCursor"] as? String, "\(page)")
+            #expect(try await api.call(.get, "/v1/credentials?limit=1&cursor=\(cursor)", key: tenant.adminKey).status == 200)
+            for list in ["/v1/decisions", "/v1/keys", "/v1/counters", "/v1/identities"] {
+                let reply = try await api.call(.get, "\(list)?cursor=\(cursor)", key: tenant.adminKey)
+                #expect(reply.status == 400 && reply.errorCode == "invalid_query", "\(list): \(reply)")
             }
         }
     }

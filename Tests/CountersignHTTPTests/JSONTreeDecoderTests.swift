@@ -104,21 +104,21 @@ struct JSONTreeDecoderTests {
     }
 
     @Test(arguments: [
-        (#"{"int64": 9223372036854775808}"#, "invalid_field: 'int64' has an invalid value"),
-        (#"{"int64": -9223372036854775809}"#, "invalid_field: 'int64' has an invalid value"),
-        (#"{"int64": 1e19}"#, "invalid_field: 'int64' has an invalid value"),
-        (#"{"int64": 1e400}"#, "invalid_field: 'int64' has an invalid value"),
-        (#"{"int32": 2147483648}"#, "invalid_field: 'int32' has an invalid value"),
-        (#"{"uint16": -1}"#, "invalid_field: 'uint16' has an invalid value"),
-        (#"{"uint16": 65536}"#, "invalid_field: 'uint16' has an invalid value"),
+        (#"{"int64": 9223372036854775808}"#, "invalid_field: 'int64' is a number out of range"),
+        (#"{"int64": -9223372036854775809}"#, "invalid_field: 'int64' is a number out of range"),
+        (#"{"int64": 1e19}"#, "invalid_field: 'int64' is a number out of range"),
+        (#"{"int64": 1e400}"#, "invalid_field: 'int64' is a number out of range"),
+        (#"{"int32": 2147483648}"#, "invalid_field: 'int32' is a number out of range"),
+        (#"{"uint16": -1}"#, "invalid_field: 'uint16' is a number out of range"),
+        (#"{"uint16": 65536}"#, "invalid_field: 'uint16' is a number out of range"),
         (#"{"int64": 1.5}"#, "invalid_field_type: 'int64' must be an integer"),
         (#"{"int64": 1e-3}"#, "invalid_field_type: 'int64' must be an integer"),
         (#"{"int64": 1.00000000000000000001}"#, "invalid_field_type: 'int64' must be an integer"),
         (#"{"int64": "1"}"#, "invalid_field_type: 'int64' must be an integer"),
         (#"{"int64": true}"#, "invalid_field_type: 'int64' must be an integer"),
-        (#"{"double": 1e400}"#, "invalid_field: 'double' has an invalid value"),
-        (#"{"double": -1e400}"#, "invalid_field: 'double' has an invalid value"),
-        (#"{"double": 1e-400}"#, "invalid_field: 'double' has an invalid value"),
+        (#"{"double": 1e400}"#, "invalid_field: 'double' is a number out of range"),
+        (#"{"double": -1e400}"#, "invalid_field: 'double' is a number out of range"),
+        (#"{"double": 1e-400}"#, "invalid_field: 'double' is a number out of range"),
         (#"{"double": "1.5"}"#, "invalid_field_type: 'double' must be a number"),
         (#"{"flag": 1}"#, "invalid_field_type: 'flag' must be a boolean"),
         (#"{"flag": "true"}"#, "invalid_field_type: 'flag' must be a boolean"),
@@ -140,7 +140,7 @@ struct JSONTreeDecoderTests {
         (#"{"date": 1704164645}"#, "invalid_field_type: 'date' must be a string"),
         (#"{"id": 5}"#, "invalid_field_type: 'id' must be a string"),
         // A JSON value holding a number no Double keeps: said so, not that it must be an object.
-        (#"{"any": 1e400}"#, "invalid_field: 'any' has an invalid value"),
+        (#"{"any": 1e400}"#, "invalid_field: 'any' is a number out of range"),
         ("[1, 2]", "invalid_field_type: the body must be an object"),
         (#""text""#, "invalid_field_type: the body must be an object"),
         ("null", "missing_field: the body must not be null"),
@@ -174,7 +174,7 @@ struct JSONTreeDecoderTests {
         if let expected {
             #expect((try? Self.decode(Shapes.self, #"{"id": "\#(text)"}"#).id) == expected)
         } else {
-            #expect(Self.failure(Shapes.self, #"{"id": "\#(text)"}"#) == "invalid_field: 'id' has an invalid value")
+            #expect(Self.failure(Shapes.self, #"{"id": "\#(text)"}"#) == "invalid_field: 'id' must be a UUID")
         }
     }
 
@@ -228,7 +228,7 @@ struct JSONTreeDecoderTests {
         #expect(Self.failure(PolicyController.PolicyDocument.self, #"{"version": 0, "rules": [{"id": "r", "match": {}, "then": {"disposition": "rejectProtectionSpace", "trust": {"q": 1}}}]}"#)
             == "unknown_field: 'rules[0].then.trust.q' is not a known field")
         #expect(Self.failure(PolicyController.Explain.self, #"{"challenge": {"taskId": "t", \#(Self.space)}, "sessionId": "nope"}"#)
-            == "invalid_field: 'sessionId' has an invalid value")
+            == "invalid_field: 'sessionId' must be a UUID")
 
         // A field that is present and null is not a field left out.
         let update = try Self.decode(CredentialController.UpdateCredential.self, #"{"port": null, "realm": "r"}"#)

@@ -5,8 +5,24 @@ import Foundation
 import Logging
 import Testing
 
-@Suite("Retention sweep")
+@Suite("Periodic sweeps")
 struct RetentionSweepTests {
+    /// Instances that never live an hour (frequent deploys, autoscaled pods) must still sweep.
+    @Test func theFirstSweepMayComeBeforeTheInterval() async throws {
+        let runs = CachedStatesTests.Loads()
+        let sweep = PeriodicSweep(name: "test sweep", interval: .seconds(3600), firstAfter: .milliseconds(10), logger: Logger(label: "test")) {
+            _ = runs.add()
+        }
+        let running = Task { try await sweep.run() }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while runs.value == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        try await Task.sleep(for: .milliseconds(100))
+        running.cancel()
+        _ = try? await running.value
+        // Once: the next waits the interval.
+        #expect(runs.value == 1)
+    }
+
     /// "retention sweep failed" alone left an operator to guess which table was piling up.
     @Test func aFailingStepIsNamedInTheWarning() async throws {
         try await ServiceWithDatabase.run { _, pool in

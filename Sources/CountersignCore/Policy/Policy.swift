@@ -80,7 +80,7 @@ public struct Policy: Codable, Hashable, Sendable {
                 throw CountersignError(.invalidPolicy, "\(field).id '\(rule.id)' is used by an earlier rule")
             }
             for reference in rule.then.references where !credentialExists(reference) {
-                throw CountersignError(.unknownCredentialReference, "\(field).then names \(reference), which does not exist in this tenant")
+                throw CountersignError(.unknownCredentialReference, "\(field).then names \(reference), which is no credential of this tenant's own (a rule names admin and synchronizable credentials; a client's permanent one serves that client alone)")
             }
         }
         try validateSecurityChecks(credentialExists: credentialExists)
@@ -98,7 +98,7 @@ public struct Policy: Codable, Hashable, Sendable {
                 throw CountersignError(.invalidPolicy, "\(field).securityCheck '\(handler.securityCheck)' has an earlier handler")
             }
             for reference in handler.references where !credentialExists(reference) {
-                throw CountersignError(.unknownCredentialReference, "\(field) names \(reference), which does not exist in this tenant")
+                throw CountersignError(.unknownCredentialReference, "\(field) names \(reference), which is no credential of this tenant's own (a handler names admin and synchronizable credentials; a client's permanent one serves that client alone)")
             }
         }
     }

@@ -46,7 +46,10 @@ public struct ForwardedRequest: Codable, Hashable, Sendable {
         }
         // Non-ASCII characters percent-encoded first: Foundation refuses some in a host and maps
         // others (IDNA: `Ⅸ` becomes `ix`), where a challenge's host is taken as written.
-        guard url.utf8.count <= RawResponse.maximumURLLength, !Self.hasSpaceOrControl(url),
+        guard url.utf8.count <= RawResponse.maximumURLLength else {
+            throw CountersignError(.invalidField, "'request.url' is longer than \(RawResponse.maximumURLLength) bytes")
+        }
+        guard !Self.hasSpaceOrControl(url),
             let components = URLComponents(string: Self.percentEncodingNonASCII(url)), let scheme = components.scheme?.lowercased(),
             scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty
         else {

@@ -141,7 +141,11 @@ final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let refusal: CountersignError
         switch parserError {
         case .invalidMethod:
-            refusal = Self.unimplementedMethod
+            // Also what a request line that breaks off in its method ("GET" alone) raises.
+            refusal = CountersignError(
+                .methodNotImplemented,
+                "the request line names no method the service implements (GET, HEAD, POST, PUT, PATCH and DELETE), or is broken"
+            )
         case .headerOverflow:
             refusal = CountersignError(.headersTooLarge, "the request's header fields are too large")
         default:

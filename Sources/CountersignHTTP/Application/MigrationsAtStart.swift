@@ -8,7 +8,7 @@ import ServiceLifecycle
 /// `--no-migrate` waits for it: a container restarted while the database is away (a rollout
 /// during a failover) serves its probes rather than crash-looping. Any other failure (a refused
 /// migration, a changed file) still stops the service.
-struct MigrationsAtStart: Service {
+struct MigrationsAtStart: Service, CustomStringConvertible {
     let migrations: MigrationRunner
     let pool: PostgresPool
     let logger: Logger
@@ -19,6 +19,10 @@ struct MigrationsAtStart: Service {
     static let pauses: [Duration] = [.milliseconds(500), .seconds(1), .seconds(2), .seconds(5)]
     /// Attempts between two warnings that the database is still away: about a minute.
     static let attemptsBetweenWarnings = 12
+
+    /// ServiceLifecycle logs each service it starts as this: the default, every field, printed
+    /// every migration's SQL in one line of about 70 KB.
+    var description: String { "MigrationsAtStart" }
 
     init(migrations: MigrationRunner, pool: PostgresPool, logger: Logger) {
         self.migrations = migrations

@@ -69,6 +69,10 @@ struct JSONBody: Sendable {
         switch error {
         case .dataCorrupted(let context) where context.codingPath.isEmpty:
             return CountersignError(.malformedJSON, "the request body is not valid JSON")
+        case .dataCorrupted(let context) where context.debugDescription.hasPrefix(JSONDecodingState.numberOutOfRange):
+            return CountersignError(.invalidField, "\(FieldPath(context.codingPath)) is a number out of range")
+        case .dataCorrupted(let context) where context.debugDescription == JSONDecodingState.invalidUUID:
+            return CountersignError(.invalidField, "\(FieldPath(context.codingPath)) must be a UUID")
         case .dataCorrupted(let context):
             return CountersignError(.invalidField, "\(FieldPath(context.codingPath)) has an invalid value")
         case .keyNotFound(let key, let context):

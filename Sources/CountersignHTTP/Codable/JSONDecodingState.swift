@@ -6,6 +6,10 @@ import Foundation
 /// it asked about, so that whatever else the client sent can be refused as unknown.
 final class JSONDecodingState {
     let tree: JSONTree
+    /// Descriptions `JSONBody` tells apart from other invalid values: a number that fits no type
+    /// it is read as (the start of the description), and a string that is no UUID.
+    static let numberOutOfRange = "The number does not fit in"
+    static let invalidUUID = "Attempted to decode UUID from invalid UUID string."
     /// Per node. For a member name: 1 once a type asked for it. For an object: 0 until a type
     /// opens it; then the name node where the next member lookup starts (types mostly ask in
     /// the order clients send, so lookups mostly succeed on the first comparison).
@@ -100,25 +104,25 @@ final class JSONDecodingState {
         switch tree.integer(at: node, as: type) {
         case .value(let value): return value
         case .notInteger: throw DecodingError.typeMismatch(type, context(at: node, "Expected to decode \(type) but found a number with a fraction."))
-        case .outOfRange: throw DecodingError.dataCorrupted(context(at: node, "The number does not fit in \(type)."))
+        case .outOfRange: throw DecodingError.dataCorrupted(context(at: node, "\(Self.numberOutOfRange) \(type)."))
         }
     }
 
     func double(at node: Int) throws -> Double {
         guard kind(of: node) == .number else { throw mismatch(Double.self, at: node) }
-        guard let value = tree.double(at: node) else { throw DecodingError.dataCorrupted(context(at: node, "The number does not fit in Double.")) }
+        guard let value = tree.double(at: node) else { throw DecodingError.dataCorrupted(context(at: node, "\(Self.numberOutOfRange) Double.")) }
         return value
     }
 
     func float(at node: Int) throws -> Float {
         let value = Float(try double(at: node))
-        guard value.isFinite else { throw DecodingError.dataCorrupted(context(at: node, "The number does not fit in Float.")) }
+        guard value.isFinite else { throw DecodingError.dataCorrupted(context(at: node, "\(Self.numberOutOfRange) Float.")) }
         return value
     }
 
     private func uuid(at node: Int) throws -> UUID {
         guard let id = UUID(text: try string(at: node)) else {
-            throw DecodingError.dataCorrupted(context(at: node, "Attempted to decode UUID from invalid UUID string."))
+            throw DecodingError.dataCorrupted(context(at: node, Self.invalidUUID))
         }
         return id
     }

@@ -111,9 +111,9 @@ struct QueryParameters {
 
     func bool(_ name: String) throws -> Bool? {
         guard let text = string(name) else { return nil }
-        switch text.lowercased() {
-        case "true", "1": return true
-        case "false", "0": return false
+        switch text {
+        case "true": return true
+        case "false": return false
         default: throw CountersignError(.invalidQuery, "'\(name)' must be true or false")
         }
     }

@@ -78,8 +78,10 @@ struct DecisionController: Sendable {
                 since: try query.date("since"),
                 until: try query.date("until")
             )
-            // Times closer than the microseconds decisions are kept to read as one.
-            if let since = filter.since, let until = filter.until, since >= until {
+            // Times closer than the microseconds decisions are kept to read as one: compared as
+            // the database is sent them, rounded to the microsecond.
+            let microseconds = { (date: Date) in (date.timeIntervalSince1970 * 1_000_000).rounded() }
+            if let since = filter.since, let until = filter.until, microseconds(since) >= microseconds(until) {
                 throw CountersignError(.invalidQuery, "'until' must be at least a microsecond after 'since' (times are kept to the microsecond)")
             }
             let page = try query.page()

@@ -18,6 +18,9 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             let (mapped, recognised) = CountersignError.from(error)
             if !recognised {
                 context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
+            } else if mapped.code == .notReady {
+                // A probe's answer: probes come every second, and the cause is told once by the pool.
+                context.logger.debug("request failed", metadata: ["code": "\(mapped.code)", "cause": "\(error)"])
             } else if let unreachable = error as? PostgresError, [.connectionFailed, .connectionLost, .poolClosed].contains(unreachable.code) {
                 context.logger.debug("request failed", metadata: ["code": "\(mapped.code)", "cause": "\(error)"])
             } else if mapped.code.kind == .unavailable || mapped.code.kind == .internalFailure {

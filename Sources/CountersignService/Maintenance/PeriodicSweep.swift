@@ -5,15 +5,21 @@ public import ServiceLifecycle
 
 /// A clean-up run every `interval` for as long as the service runs. Several instances may sweep
 /// at once: each sweep is safe to run concurrently with itself.
-public struct PeriodicSweep: Service {
+public struct PeriodicSweep: Service, CustomStringConvertible {
     let name: String
     let interval: Duration
+    /// The wait before the first sweep, when shorter than `interval`.
+    let firstAfter: Duration
     let logger: Logger
     let sweep: @Sendable () async throws -> Void
 
-    public init(name: String, interval: Duration, logger: Logger, sweep: @escaping @Sendable () async throws -> Void) {
+    /// How ServiceLifecycle names it in its logs: the default printed the logger and closure too.
+    public var description: String { "PeriodicSweep(\(name))" }
+
+    public init(name: String, interval: Duration, firstAfter: Duration? = nil, logger: Logger, sweep: @escaping @Sendable () async throws -> Void) {
         self.name = name
         self.interval = interval
+        self.firstAfter = min(firstAfter ?? interval, interval)
         self.logger = logger
         self.sweep = sweep
     }
@@ -21,9 +27,11 @@ public struct PeriodicSweep: Service {
     public func run() async throws {
         do {
             try await cancelWhenGracefulShutdown {
+                var pause = firstAfter
                 while !Task.isCancelled {
                     // Sleeping first keeps the first sweep clear of the migrations applied at start.
-                    try await Task.sleep(for: interval)
+                    try await Task.sleep(for: pause)
+                    pause = interval
                     do {
                         try await sweep()
                     } catch is CancellationError {
@@ -62,12 +70,27 @@ public struct PeriodicSweep: Service {
         }
     }
 
+    /// Deletes the records of credentials removed a day ago or more. A cached tenant state is
+    /// brought up to date from them only while it is an hour old at most
+    /// (`DecisionStateCache.baseAge`); older ones are read whole.
+    public static func credentialRemovals(_ credentials: CredentialStore, every interval: Duration = .seconds(3600), logger: Logger) -> PeriodicSweep {
+        PeriodicSweep(name: "credential removals sweep", interval: interval, firstAfter: .seconds(120), logger: logger) {
+            while try await credentials.purgeRemovals(olderThan: 86_400) > 0, !Task.isCancelled {}
+        }
+    }
+
     /// Deletes the decisions made, and the sessions ended, longer than `retention` ago, some
     /// thousands at a time, so that a long backlog never holds many locks at once.
-    public static func retention(decisions: DecisionStore, sessions: SessionStore, keptFor retention: Duration, every interval: Duration = .seconds(3600), logger: Logger)
-        -> PeriodicSweep
-    {
-        PeriodicSweep(name: "retention sweep", interval: interval, logger: logger) {
+    public static func retention(
+        decisions: DecisionStore,
+        sessions: SessionStore,
+        keptFor retention: Duration,
+        every interval: Duration = .seconds(3600),
+        logger: Logger
+    ) -> PeriodicSweep {
+        // Soon after start too: instances that never live an hour (frequent deploys, autoscaled
+        // pods) must still keep the retention.
+        PeriodicSweep(name: "retention sweep", interval: interval, firstAfter: .seconds(120), logger: logger) {
             let cutoff = Date(timeIntervalSinceNow: -Double(retention.components.seconds))
             try await step("deleting old decisions") { while try await decisions.purge(madeBefore: cutoff) > 0, !Task.isCancelled {} }
             try await step("deleting ended sessions") { while try await sessions.purge(endedBefore: cutoff) > 0, !Task.isCancelled {} }

@@ -69,7 +69,7 @@ public struct CounterStore: Sendable {
         limit: Int = 100,
         after cursor: String? = nil
     ) async throws -> (entries: [Entry], next: String?) {
-        try await PageCursor.paging(after: cursor) { position in
+        try await PageCursor.paging("counters", after: cursor) { position in
             try await pool.withConnection { connection in
                 let rows = try Self.rows(
                     where: """
@@ -80,7 +80,7 @@ public struct CounterStore: Sendable {
                     limit: limit + 1,
                     on: connection
                 )
-                return try PageCursor.page(of: rows, limit: limit, Self.entry(from:))
+                return try PageCursor.page("counters", of: rows, limit: limit, Self.entry(from:))
             }
         }
     }

@@ -370,7 +370,7 @@ public struct DecisionStore: Sendable {
 
     /// One page of decisions, newest first, and the cursor of the next page.
     public func list(tenantID: UUID, filter: Filter, limit: Int, after cursor: String?) async throws -> (entries: [DecisionEntry], next: String?) {
-        try await PageCursor.paging(after: cursor) { position in
+        try await PageCursor.paging("decisions", after: cursor) { position in
             try await page(tenantID: tenantID, filter: filter, limit: limit, after: position)
         }
     }
@@ -397,7 +397,7 @@ public struct DecisionStore: Sendable {
                     PostgresValue(position?.at), PostgresValue(position?.id), .int(limit + 1),
                 ]
             ).rows
-            return try PageCursor.page(of: rows, limit: limit, Self.entry(from:))
+            return try PageCursor.page("decisions", of: rows, limit: limit, Self.entry(from:))
         }
     }
 

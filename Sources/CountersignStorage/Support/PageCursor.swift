@@ -2,45 +2,51 @@ import CountersignCore
 import CountersignPostgres
 import Foundation
 
-/// Where a page of a listing ended: the last row's timestamp, as PostgreSQL wrote it
-/// (so that paging compares exactly), and its id. Clients see it as opaque base64url text.
+/// Where a page of a listing ended: the list's name, the last row's timestamp, as PostgreSQL
+/// wrote it (so that paging compares exactly), and its id. Clients see it as opaque base64url
+/// text. The name makes another list's cursor `invalid_query`, not a page from a wrong place.
 struct PageCursor: Sendable {
+    var list: String
     /// PostgreSQL's text of a `timestamptz`, or `-infinity` for a row without a time.
     var at: String
     var id: UUID
 
-    init(at: String, id: UUID) {
+    init(list: String, at: String, id: UUID) {
+        self.list = list
         self.at = at
         self.id = id
     }
 
-    /// Reads a cursor this service gave out; anything else is `invalid_query`.
-    init(text: String) throws {
-        guard let decoded = CursorText.decode(text, maxLength: 200), let separator = decoded.lastIndex(of: "|"),
-            let id = UUID(text: String(decoded[decoded.index(after: separator)...])), Self.isPostgresTimestamp(decoded[..<separator])
+    /// Reads a cursor this service gave out for `list`; anything else is `invalid_query`.
+    init(text: String, list: String) throws {
+        guard let decoded = CursorText.decode(text, maxLength: 200), decoded.hasPrefix(list + "|"), let separator = decoded.lastIndex(of: "|"),
+            let id = UUID(text: String(decoded[decoded.index(after: separator)...]))
         else {
             throw Self.refused
         }
-        self.init(at: String(decoded[..<separator]), id: id)
+        let at = decoded[decoded.index(decoded.startIndex, offsetBy: list.count + 1)..<separator]
+        guard Self.isPostgresTimestamp(at) else { throw Self.refused }
+        self.init(list: list, at: String(at), id: id)
     }
 
     var text: String {
-        CursorText.encode("\(at)|\(id.text)")
+        CursorText.encode("\(list)|\(at)|\(id.text)")
     }
 
-    /// Reads the cursor `text` (if any) and runs the page's query after it.
-    static func paging<Page>(after text: String?, _ query: (PageCursor?) async throws -> Page) async throws -> Page {
-        let position = try text.map(PageCursor.init(text:))
+    /// Reads the cursor `text` (if any) of `list` and runs the page's query after it.
+    static func paging<Page>(_ list: String, after text: String?, _ query: (PageCursor?) async throws -> Page) async throws -> Page {
+        let position = try text.map { try PageCursor(text: $0, list: list) }
         return try await reading(withCursor: position != nil) { try await query(position) }
     }
 
-    /// The page of `rows`, read with `LIMIT limit + 1` and each with `id` and `cursor_at`: the
-    /// first `limit` entries, and the cursor after the last of them when another row follows.
-    static func page<Entry>(of rows: [PostgresRow], limit: Int, _ entry: (PostgresRow) throws -> Entry) throws -> (entries: [Entry], next: String?) {
+    /// The page of `rows` of `list`, read with `LIMIT limit + 1` and each with `id` and
+    /// `cursor_at`: the first `limit` entries, and the cursor after the last of them when
+    /// another row follows.
+    static func page<Entry>(_ list: String, of rows: [PostgresRow], limit: Int, _ entry: (PostgresRow) throws -> Entry) throws -> (entries: [Entry], next: String?) {
         let shown = rows.prefix(limit)
         let entries = try shown.map(entry)
         guard rows.count > limit, let last = shown.last else { return (entries, nil) }
-        return (entries, PageCursor(at: try last.decode("cursor_at"), id: try last.decode("id")).text)
+        return (entries, PageCursor(list: list, at: try last.decode("cursor_at"), id: try last.decode("id")).text)
     }
 
     /// Runs the page's query; a cursor whose time has the shape of one but is no time PostgreSQL

@@ -27,7 +27,7 @@ public struct TenantStore: Sendable {
 
     /// One page of the tenants, oldest first, and the cursor of the next page.
     public func list(limit: Int = 100, after cursor: String? = nil) async throws -> (entries: [Tenant], next: String?) {
-        try await PageCursor.paging(after: cursor) { position in
+        try await PageCursor.paging("tenants", after: cursor) { position in
             try await pool.withConnection { connection in
                 let rows = try connection.query(
                     """
@@ -38,7 +38,7 @@ public struct TenantStore: Sendable {
                     """,
                     [PostgresValue(position?.at), PostgresValue(position?.id), .int(limit + 1)]
                 ).rows
-                return try PageCursor.page(of: rows, limit: limit, Self.tenant(from:))
+                return try PageCursor.page("tenants", of: rows, limit: limit, Self.tenant(from:))
             }
         }
     }

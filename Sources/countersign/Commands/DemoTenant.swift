@@ -88,7 +88,9 @@ struct DemoTenant: Codable {
         let rule = PolicyRule(
             id: "intranet",
             name: "Intranet Basic and Digest",
-            match: RuleMatch(host: try HostPattern("*.example.com"), methods: [.httpBasic, .httpDigest]),
+            // As narrow as the credential: a rule newcomers copy must not hand a password to
+            // every host of a domain, or over plain http.
+            match: RuleMatch(host: try HostPattern(Self.demoHost), protocolName: "https", realm: "Intranet", methods: [.httpBasic, .httpDigest]),
             then: RuleAction(disposition: .useCredential, credentialId: saved.credential.id.text, persistence: .forSession, maxFailures: 3)
         )
         _ = try await policies.replace(tenantID: tenantID, expectedVersion: 0, with: Policy(rules: [rule]), actor: "dev")

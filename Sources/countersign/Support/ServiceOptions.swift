@@ -68,7 +68,10 @@ struct DatabaseOptions: ParsableArguments {
     /// that exists (the working directory, beside the executable, the source checkout).
     func resolvedMigrationsDirectory() throws -> String {
         if let explicit = migrationsDir ?? Environment.string("COUNTERSIGN_MIGRATIONS_DIR") { return explicit }
-        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        // The running binary as the kernel knows it: `CommandLine.arguments[0]` is a bare name
+        // when the shell found the binary on the PATH.
+        let binary = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let executable = URL(fileURLWithPath: binary).resolvingSymlinksInPath().deletingLastPathComponent()
         let candidates = [
             URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("migrations"),
             executable.appendingPathComponent("migrations"),
