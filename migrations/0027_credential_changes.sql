@@ -4,16 +4,18 @@
 -- every decision of the tenant waited for it.
 --
 -- Each write of a credential in the tenant's set (every owner but 'session') bumps the tenant's
--- state version and stamps the row, or a removal's record, with the bumped value. The trigger is
--- deferred to the commit: the tenant's row is then locked last, as every transaction here locks
--- it (sessions, decisions, credentials, counters, tenants), and held until the commit ends, so a
--- tenant's stamps are handed out in commit order. A state read at version V holds every row
--- stamped V or lower, and what it lacks is stamped above V.
+-- state version and stamps the row, or a removal's record, with the bumped value. The triggers
+-- are deferred to the commit: the tenant's row is then locked last, as every transaction here
+-- locks it (sessions, decisions, credentials, counters, tenants), and held until the commit
+-- ends, so a tenant's stamps are handed out in commit order. A state read at version V holds
+-- every row stamped V or lower, and what it lacks is stamped above V.
+--
+-- Adding the column locks the table only for a moment (no rewrite); its index is built by the
+-- next migration, in a transaction of its own that holds writes alone, not reads.
 ALTER TABLE credentials ADD COLUMN changed_version bigint NOT NULL DEFAULT 0;
-CREATE INDEX credentials_changed ON credentials (tenant_id, changed_version);
 
--- Kept a day (`PeriodicSweep.credentialRemovals`); a cached state older than that is read whole.
--- No foreign key: the tenant may be gone (its removals are swept alike).
+-- Kept a day (`PeriodicSweep.credentialRemovals`); cached states older than ten minutes are read
+-- whole. No foreign key: the tenant may be gone (its removals are swept alike).
 CREATE TABLE credential_removals (
     tenant_id       uuid NOT NULL,
     credential_id   uuid NOT NULL,
@@ -26,20 +28,18 @@ CREATE INDEX credential_removals_age ON credential_removals (removed_at);
 CREATE FUNCTION credential_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     stamp bigint;
+    row_tenant uuid := CASE WHEN TG_OP = 'DELETE' THEN OLD.tenant_id ELSE NEW.tenant_id END;
 BEGIN
-    IF TG_OP = 'DELETE' THEN
-        IF OLD.owner <> 'session' THEN
-            UPDATE tenants SET state_version = state_version + 1 WHERE id = OLD.tenant_id RETURNING state_version INTO stamp;
-            -- Not found when the tenant's own deletion removes its credentials.
-            IF FOUND THEN
-                INSERT INTO credential_removals (tenant_id, credential_id, changed_version) VALUES (OLD.tenant_id, OLD.id, stamp);
-            END IF;
-        END IF;
+    UPDATE tenants SET state_version = state_version + 1 WHERE id = row_tenant RETURNING state_version INTO stamp;
+    IF NOT FOUND THEN
         RETURN NULL;
     END IF;
-    -- A row moving into or out of a session's hands changes the tenant's set too.
-    IF NEW.owner <> 'session' OR (TG_OP = 'UPDATE' AND OLD.owner <> 'session') THEN
-        UPDATE tenants SET state_version = state_version + 1 WHERE id = NEW.tenant_id RETURNING state_version INTO stamp;
+    -- Deleted, or handed to a session (which then may delete it unrecorded): gone from the set.
+    IF TG_OP = 'DELETE' OR NEW.owner = 'session' THEN
+        INSERT INTO credential_removals (tenant_id, credential_id, changed_version)
+        VALUES (row_tenant, CASE WHEN TG_OP = 'DELETE' THEN OLD.id ELSE NEW.id END, stamp);
+    END IF;
+    IF TG_OP <> 'DELETE' THEN
         -- Nothing when the row was deleted later in the transaction (its removal is recorded).
         UPDATE credentials SET changed_version = stamp WHERE id = NEW.id;
     END IF;
@@ -47,7 +47,14 @@ BEGIN
 END
 $$;
 
--- The stamp's own update (from inside the trigger) is no change to stamp again.
-CREATE CONSTRAINT TRIGGER credentials_changed AFTER INSERT OR UPDATE OR DELETE ON credentials
+CREATE CONSTRAINT TRIGGER credentials_inserted AFTER INSERT ON credentials
     DEFERRABLE INITIALLY DEFERRED
-    FOR EACH ROW WHEN (pg_trigger_depth() = 0) EXECUTE FUNCTION credential_changed();
+    FOR EACH ROW WHEN (NEW.owner <> 'session') EXECUTE FUNCTION credential_changed();
+-- The stamp's own update changes changed_version, which no other write does: not stamped again.
+CREATE CONSTRAINT TRIGGER credentials_updated AFTER UPDATE ON credentials
+    DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW WHEN (OLD.changed_version = NEW.changed_version AND (OLD.owner <> 'session' OR NEW.owner <> 'session'))
+    EXECUTE FUNCTION credential_changed();
+CREATE CONSTRAINT TRIGGER credentials_deleted AFTER DELETE ON credentials
+    DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW WHEN (OLD.owner <> 'session') EXECUTE FUNCTION credential_changed();

@@ -78,6 +78,34 @@ import Testing
         }
     }
 
+    /// Loads build on the last state read, forgotten or not, until everything is forgotten (the
+    /// listener lost its connection: a failover may have lost commits), when one is read whole.
+    @Test func loadsBuildOnTheLastStateUntilEverythingIsForgotten() async throws {
+        try await TestService.withSideAccess { api, side in
+            let tenantID = try #require(UUID(uuidString: try await api.tenant().id))
+            let store = DecisionStateStore(pool: side)
+            let whole = Loads()
+            let built = Loads()
+            let cache = DecisionStateCache(store: store, tenantTTL: .seconds(60)) { id, base in
+                guard let base else {
+                    _ = whole.add()
+                    return try await store.tenantState(id)
+                }
+                _ = built.add()
+                return try await store.tenantState(id, after: base)
+            }
+            _ = try await cache.tenant(tenantID)
+            cache.forgetTenant(tenantID)
+            _ = try await cache.tenant(tenantID)
+            cache.forgetStaleTenant(tenantID)
+            _ = try await cache.tenant(tenantID, fresh: true)
+            #expect((whole.value, built.value) == (1, 2))
+            cache.forgetAllTenants()
+            _ = try await cache.tenant(tenantID)
+            #expect((whole.value, built.value) == (2, 2))
+        }
+    }
+
     /// Decisions that miss the cache at once share one load of the tenant's state: each loading
     /// its own stalled a large tenant's decisions at every expiry.
     @Test func decisionsMissingTogetherShareOneLoad() async throws {

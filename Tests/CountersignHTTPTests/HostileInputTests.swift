@@ -132,6 +132,14 @@ struct HostileInputTests {
                 let reply = try await api.call(.get, "\(list)?cursor=\(cursor)", key: tenant.adminKey)
                 #expect(reply.status == 400 && reply.errorCode == "invalid_query", "\(list): \(reply)")
             }
+            // Cut short or padded, as a client might craft one: refused, never a crash.
+            let id = "01a206fd-d378-723a-819e-23dee6e42dbd"
+            for plain in ["credentials|\(id)", "credentials|", "credentials||\(id)", "credentials", "|2026-01-01 00:00:00+00|\(id)", "credentials|2026-01-01 00:00:00+00|\(id)|x"] {
+                let crafted = Data(plain.utf8).base64EncodedString()
+                    .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+                let reply = try await api.call(.get, "/v1/credentials?cursor=\(crafted)", key: tenant.adminKey)
+                #expect(reply.status == 400 && reply.errorCode == "invalid_query", "\(plain): \(reply)")
+            }
         }
     }
 

@@ -28,26 +28,37 @@ public final class DecisionStateCache: Sendable {
         /// changed since (``DecisionStateStore/tenantState(_:after:)``). A forget says a state
         /// must not answer decisions; it is still a sound base, since what changed after it is
         /// found by version in the database.
-        var bases: [UUID: CachedTenant] = [:]
+        var bases: [UUID: Base] = [:]
 
-        /// A base young enough that the removals since it are still kept.
-        func base(for tenantID: UUID) -> DecisionStateStore.TenantState? {
-            guard let base = bases[tenantID], ContinuousClock.now - base.loadedAt < DecisionStateCache.baseAge else { return nil }
-            return base.state
+        /// The base of the next load, unless its chain of loads is due a whole read.
+        func base(for tenantID: UUID) -> Base? {
+            guard let base = bases[tenantID], ContinuousClock.now - base.wholeReadAt < DecisionStateCache.chainAge else { return nil }
+            return base
         }
 
-        mutating func keep(_ state: DecisionStateStore.TenantState, for tenantID: UUID, readAt: CachedStates<CachedTenant>.Token) {
-            let entry = CachedTenant(state: state, loadedAt: .now)
-            cached.keep(entry, for: tenantID, readAt: readAt)
-            if (bases[tenantID]?.state.version ?? .min) <= state.version { bases[tenantID] = entry }
+        /// Keeps `state`, loaded from `base` (nil: read whole), for decisions unless it was
+        /// forgotten since `readAt`, and as the next base whatever its version: after a database
+        /// gone back in time, the whole read must replace a base from before.
+        mutating func keep(_ state: DecisionStateStore.TenantState, for tenantID: UUID, readAt: CachedStates<CachedTenant>.Token, builtOn base: Base?) {
+            cached.keep(CachedTenant(state: state, loadedAt: .now), for: tenantID, readAt: readAt)
+            bases[tenantID] = Base(state: state, wholeReadAt: base?.wholeReadAt ?? .now)
         }
+    }
+
+    private struct Base {
+        var state: DecisionStateStore.TenantState
+        /// When the whole state was read that this one is built on, through loads of what changed.
+        var wholeReadAt: ContinuousClock.Instant
     }
 
     let store: DecisionStateStore
     /// Reads a tenant's state, from a base when there is one.
     private let loadTenant: @Sendable (UUID, DecisionStateStore.TenantState?) async throws -> DecisionStateStore.TenantState?
-    /// Well inside the day `credential_removals` keeps (migration 0027).
-    static let baseAge: Duration = .seconds(3600)
+    /// How long loads build on a whole read before the next is read whole: bounds any drift
+    /// nothing announced (a database restored to an earlier point whose versions climbed back
+    /// past the base's), at one whole read per tenant this often. Well inside the day
+    /// `credential_removals` keeps (migration 0027).
+    static let chainAge: Duration = .seconds(600)
     /// Decisions never use a stale entry (the writer checks); the other readers that act on the
     /// policy (session lifetimes, submissions, security checks) read ``settings(_:)``.
     private let tenantTTL: Duration
@@ -78,8 +89,8 @@ public final class DecisionStateCache: Sendable {
     public func tenant(_ tenantID: UUID, fresh: Bool = false) async throws -> DecisionStateStore.TenantState {
         if fresh {
             let (readAt, base) = tenants.withLock { ($0.cached.token(for: tenantID), $0.base(for: tenantID)) }
-            let state = try await load(tenantID, from: base)
-            tenants.withLock { $0.keep(state, for: tenantID, readAt: readAt) }
+            let state = try await load(tenantID, from: base?.state)
+            tenants.withLock { $0.keep(state, for: tenantID, readAt: readAt, builtOn: base) }
             return state
         }
         let (cached, load) = tenants.withLock { tenants -> (DecisionStateStore.TenantState?, Task<DecisionStateStore.TenantState?, any Error>?) in
@@ -89,13 +100,13 @@ public final class DecisionStateCache: Sendable {
             // A load begun before a forget may hold what the forget announced is gone: not joined.
             if let load = tenants.loads[tenantID], load.readAt == readAt { return (cached?.state, load.task) }
             let base = tenants.base(for: tenantID)
-            let task = Task { try await self.loadTenant(tenantID, base) }
+            let task = Task { try await self.loadTenant(tenantID, base?.state) }
             tenants.loads[tenantID] = TenantLoad(readAt: readAt, task: task)
             Task {
                 let state = try? await task.value
                 self.tenants.withLock { tenants in
                     // Stamped when the load ends: one that took longer than the TTL is still kept.
-                    if let state { tenants.keep(state, for: tenantID, readAt: readAt) }
+                    if let state { tenants.keep(state, for: tenantID, readAt: readAt, builtOn: base) }
                     if tenants.loads[tenantID]?.readAt == readAt { tenants.loads[tenantID] = nil }
                 }
             }
@@ -162,7 +173,11 @@ public final class DecisionStateCache: Sendable {
 
     /// Forgets every tenant's state, when changes made elsewhere may have gone unheard.
     public func forgetAllTenants() {
-        tenants.withLock { $0.cached.forgetAll() }
+        // Bases too: what went unheard may be a failover to a database that lost commits.
+        tenants.withLock { tenants in
+            tenants.cached.forgetAll()
+            tenants.bases.removeAll()
+        }
     }
 
     public func forgetSession(_ sessionID: UUID) {

@@ -64,7 +64,7 @@ public struct DecisionStateStore: Sendable {
 
     /// The tenant's state now, read from `earlier` and what changed since its version
     /// (migration 0027): the credentials written or removed since, not all of them. `earlier`
-    /// must have been read within ``CredentialRemovals/keptFor``, the time removals are known.
+    /// must be younger than the day removals are kept (`CredentialStore.purgeRemovals`).
     public func tenantState(_ tenantID: UUID, after earlier: TenantState) async throws -> TenantState? {
         try await pool.withConnection { connection in try Self.tenantState(tenantID, after: earlier, on: connection) }
     }

@@ -19,14 +19,12 @@ struct PageCursor: Sendable {
 
     /// Reads a cursor this service gave out for `list`; anything else is `invalid_query`.
     init(text: String, list: String) throws {
-        guard let decoded = CursorText.decode(text, maxLength: 200), decoded.hasPrefix(list + "|"), let separator = decoded.lastIndex(of: "|"),
-            let id = UUID(text: String(decoded[decoded.index(after: separator)...]))
-        else {
+        guard let decoded = CursorText.decode(text, maxLength: 200) else { throw Self.refused }
+        let parts = decoded.split(separator: "|", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0] == list, Self.isPostgresTimestamp(parts[1]), let id = UUID(text: String(parts[2])) else {
             throw Self.refused
         }
-        let at = decoded[decoded.index(decoded.startIndex, offsetBy: list.count + 1)..<separator]
-        guard Self.isPostgresTimestamp(at) else { throw Self.refused }
-        self.init(list: list, at: String(at), id: id)
+        self.init(list: list, at: String(parts[1]), id: id)
     }
 
     var text: String {

@@ -70,7 +70,7 @@ struct DatabaseOptions: ParsableArguments {
         if let explicit = migrationsDir ?? Environment.string("COUNTERSIGN_MIGRATIONS_DIR") { return explicit }
         // The running binary as the kernel knows it: `CommandLine.arguments[0]` is a bare name
         // when the shell found the binary on the PATH.
-        let binary = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let binary = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? Bundle.main.executablePath ?? CommandLine.arguments[0]
         let executable = URL(fileURLWithPath: binary).resolvingSymlinksInPath().deletingLastPathComponent()
         let candidates = [
             URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("migrations"),

@@ -389,13 +389,15 @@ struct OutcomeTests {
         try await TestService.run { api in
             let tenant = try await api.tenant()
             _ = try await api.credential(tenant)
-            // A first block of 4 s: long enough for a loaded machine to see it, short enough to wait out.
-            try await api.releasePolicy(tenant, then: #""maxFailures": 1, "persistence": "none", "blockSeconds": 4, "blockIncrementSeconds": 100, "maxBlockSeconds": 150"#)
+            // A first block of 10 s: long enough for a loaded machine to see it (a whole parallel
+            // run has taken more than 4 s between two requests), short enough to wait out.
+            try await api.releasePolicy(tenant, then: #""maxFailures": 1, "persistence": "none", "blockSeconds": 10, "blockIncrementSeconds": 100, "maxBlockSeconds": 150"#)
             let session = try await api.session(tenant)
             let first = try #require(try await api.decided(tenant, session: session).string("decisionId"))
-            try await api.outcome(tenant, decision: first, "rejected")
+            let rejected = try await api.outcome(tenant, decision: first, "rejected")
             #expect(try await api.decided(tenant, session: session).string("disposition") == "cancelAuthenticationChallenge")
-            try await Task.sleep(for: .milliseconds(4200))
+            let firstUntil = try SessionTests.date(Self.counter(rejected)?["blockedUntil"])
+            try await Task.sleep(for: .milliseconds(max(0, Int(firstUntil.timeIntervalSinceNow * 1000)) + 300))
             let released = try await api.decided(tenant, session: session)
             #expect(released.string("disposition") == "useCredential")
             // The count stays at the limit: the next rejection blocks again.
@@ -405,8 +407,8 @@ struct OutcomeTests {
             let counter = try #require(try await api.counters(tenant).first)
             #expect(counter["blocks"] as? Int == 2)
             let blockedAt = try SessionTests.date(counter["lastBlockedAt"])
-            // 4 s + 100 s for the one earlier block.
-            #expect(abs(until.timeIntervalSince(blockedAt) - 104) < 1)
+            // 10 s + 100 s for the one earlier block.
+            #expect(abs(until.timeIntervalSince(blockedAt) - 110) < 1)
         }
     }
 

@@ -1,3 +1,4 @@
+import CountersignCore
 import Foundation
 import HTTPTypes
 import Testing
@@ -299,7 +300,9 @@ struct SecurityCheckStateTests {
         try await TestService.run { api in
             let tenant = try await api.tenant()
             let credential = try await api.credential(tenant, host: "mfp.example.com", account: "pin", password: "0000")
-            try await api.securityCheckHandlers(tenant, Self.handler(credential, #""maxAttempts": 5, "maxFailures": 2, "blockSeconds": 4"#))
+            // A block of 12 s: long enough for the steps before to finish on a busy machine (a
+            // whole parallel run once took more than 4 s between two of them).
+            try await api.securityCheckHandlers(tenant, Self.handler(credential, #""maxAttempts": 5, "maxFailures": 2, "blockSeconds": 12"#))
             let alice = try await api.session(tenant, clientId: "alice-phone")
             let bob = try await api.session(tenant, clientId: "bob-phone")
 
@@ -321,7 +324,8 @@ struct SecurityCheckStateTests {
             #expect(blocked["blockedUntil"] is String)
             #expect(blocked["state"] as? String == "attempting", "alice herself is not blocked")
 
-            try await Task.sleep(for: .milliseconds(4300))
+            let until = try #require((counter["blockedUntil"] as? String).flatMap(Timestamp.parse))
+            try await Task.sleep(for: .milliseconds(max(0, Int(until.timeIntervalSinceNow * 1000)) + 300))
             let afterBlock = try await api.securityChecks(tenant, session: alice, #"{"PinCodeAttempts": {"remainingAttempts": 4}}"#)
             #expect(afterBlock.answer("PinCodeAttempts")?["action"] as? String == "submitChallengeAnswer", "\(afterBlock)")
         }

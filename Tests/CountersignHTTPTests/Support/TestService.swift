@@ -19,7 +19,7 @@ struct TestService {
     /// scripts/test runs the tests again against the release build this way, since an optimised
     /// build can go wrong where the debug one does not (a security-check list once trapped every
     /// release process and no debug test).
-    static let liveExecutable = ProcessInfo.processInfo.environment["COUNTERSIGN_TEST_EXECUTABLE"]
+    static let liveExecutable = ProcessInfo.processInfo.environment["COUNTERSIGN_TEST_EXECUTABLE"].flatMap { $0.isEmpty ? nil : $0 }
 
     /// Runs `body` against a new service on a new database, with the default configuration: the
     /// service in this process, or a `countersign serve` process of `liveExecutable`.
@@ -32,13 +32,18 @@ struct TestService {
         defer { instance.stop() }
         try await instance.waitUntilReady()
         let client = instance.client()
+        // The process's log says why it died (a trap's message and backtrace); it goes with its
+        // directory at the end.
+        let died = { instance.isRunning ? "" : "; the service process exited, its log ends: \(instance.log.suffix(6000))" }
         do {
             try await body(TestAPI(client))
         } catch {
             try? await client.shutdown()
-            throw error
+            throw ServiceProcessError(description: "\(error)\(died())")
         }
         try await client.shutdown()
+        let exited = died()
+        #expect(exited.isEmpty, "\(exited)")
     }
 
     /// Runs `body` against a new service on a new database. `configure` adjusts the
