@@ -37,11 +37,14 @@ public final class DecisionStateCache: Sendable {
         }
 
         /// Keeps `state`, loaded from `base` (nil: read whole), for decisions unless it was
-        /// forgotten since `readAt`, and as the next base whatever its version: after a database
-        /// gone back in time, the whole read must replace a base from before.
+        /// forgotten since `readAt`, and as the next base whatever its version (after a database
+        /// gone back in time, the whole read must replace a base from before) unless everything
+        /// was forgotten since: it may be built on a base that went then.
         mutating func keep(_ state: DecisionStateStore.TenantState, for tenantID: UUID, readAt: CachedStates<CachedTenant>.Token, builtOn base: Base?) {
             cached.keep(CachedTenant(state: state, loadedAt: .now), for: tenantID, readAt: readAt)
-            bases[tenantID] = Base(state: state, wholeReadAt: base?.wholeReadAt ?? .now)
+            if readAt.epoch == cached.token(for: tenantID).epoch {
+                bases[tenantID] = Base(state: state, wholeReadAt: base?.wholeReadAt ?? .now)
+            }
         }
     }
 
