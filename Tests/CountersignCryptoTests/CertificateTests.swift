@@ -7,8 +7,8 @@ import Testing
 struct CertificateTests {
     let pki: TestPKI
 
-    init() throws {
-        pki = try TestPKI.shared()
+    init() async throws {
+        pki = try await TestPKI.shared()
     }
 
     private func openssl(_ arguments: [String], input: [UInt8]? = nil) throws -> String {

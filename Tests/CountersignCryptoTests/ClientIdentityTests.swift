@@ -7,8 +7,8 @@ import Testing
 struct ClientIdentityTests {
     let pki: TestPKI
 
-    init() throws {
-        pki = try TestPKI.shared()
+    init() async throws {
+        pki = try await TestPKI.shared()
     }
 
     private func write(_ bytes: [UInt8], _ name: String) throws -> String {

@@ -7,8 +7,8 @@ import Testing
 struct PrivateKeyTests {
     let pki: TestPKI
 
-    init() throws {
-        pki = try TestPKI.shared()
+    init() async throws {
+        pki = try await TestPKI.shared()
     }
 
     private func convert(_ keyPath: String, _ arguments: [String]) throws -> String {

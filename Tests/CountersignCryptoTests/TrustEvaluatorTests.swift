@@ -7,8 +7,8 @@ import Testing
 struct TrustEvaluatorTests {
     let pki: TestPKI
 
-    init() throws {
-        pki = try TestPKI.shared()
+    init() async throws {
+        pki = try await TestPKI.shared()
     }
 
     /// The server chain as presented (leaf + intermediate), anchored at the test root only.

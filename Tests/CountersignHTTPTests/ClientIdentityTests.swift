@@ -9,8 +9,8 @@ import Testing
 @Suite struct ClientIdentityTests {
     let pki: TestPKI
 
-    init() throws {
-        pki = try TestPKI.shared()
+    init() async throws {
+        pki = try await TestPKI.shared()
     }
 
     // MARK: - Admin API

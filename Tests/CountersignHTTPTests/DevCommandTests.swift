@@ -94,14 +94,8 @@ struct DevCommandTests {
                 dev.printed.split(separator: "\n").first { $0.contains("\"\(name)\"") }.map { $0.trimmingCharacters(in: .whitespaces) },
                 "\(dev.printed)"
             )
-            let shell = Process()
-            shell.executableURL = URL(fileURLWithPath: "/bin/sh")
-            shell.arguments = ["-c", command + "; printf %s \"$\(name == "adminKey" ? "ADMIN_KEY" : "CLIENT_KEY")\""]
-            let out = Pipe()
-            shell.standardOutput = out
-            try shell.run()
-            let read = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            shell.waitUntilExit()
+            let variable = name == "adminKey" ? "ADMIN_KEY" : "CLIENT_KEY"
+            let read = try await ChildProcess.runDetached("/bin/sh", ["-c", command + "; printf %s \"$\(variable)\""]).outputText
             #expect(read == key, "\(command) gave \(read)")
         }
     }
@@ -140,7 +134,7 @@ struct DevCommandTests {
         let dev = try DevProcess(keys: keys, ["--no-fsync", "--log-level", "notice"])
         defer {
             if !dev.hasEnded { dev.process.terminate() }
-            if cluster.isRunning { try? cluster.stop() }
+            if cluster.isRunning { cluster.stopInBackground() }
         }
 
         let printed = try await dev.waitUntilPrinted("starting the local PostgreSQL cluster")
@@ -156,7 +150,7 @@ struct DevCommandTests {
             try await Task.sleep(for: .milliseconds(100))
         }
         #expect(!leftRunning)
-        if cluster.isRunning { try await TestDatabase.onOwnThread { try cluster.stop() } }
+        if cluster.isRunning { try await cluster.stop() }
         try await dev.stop()
         #expect(dev.exitStatus == 1, "\(dev.printed)")
         #expect(dev.printed.contains("interrupted during start-up"), "\(dev.printed)")

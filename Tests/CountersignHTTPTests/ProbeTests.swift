@@ -126,17 +126,17 @@ struct ProbeTests {
 
     @Test func readinessTurns503WhenTheDatabaseStopsAndRecovers() async throws {
         let cluster = try TestDatabase.privateCluster()
-        let url = try cluster.start()
+        let url = try await cluster.start()
         var configuration = try await TestService.configuration(databaseURL: url)
         configuration.readinessCacheTTL = .zero
         try await TestService.run(configuration: configuration) { api in
             #expect(try await api.call(.get, "/readyz").status == 200)
-            try cluster.stop()
+            try await cluster.stop()
             let down = try await api.call(.get, "/readyz")
             #expect(down.status == 503)
             #expect(down.errorCode == "not_ready")
             #expect(try await api.call(.get, "/healthz").status == 200)
-            _ = try cluster.start()
+            _ = try await cluster.start()
             var ready = false
             for _ in 0..<50 where !ready {
                 ready = try await api.call(.get, "/readyz").status == 200
@@ -144,7 +144,7 @@ struct ProbeTests {
             }
             #expect(ready)
         }
-        try? cluster.stop()
+        try? await cluster.stop()
     }
 
     /// A query that waits (here for a lock) holds its connection until the statement timeout:
@@ -203,15 +203,15 @@ struct ProbeTests {
     /// A flood of probes must not take the pool's connections from decisions.
     @Test func readinessAnswersAreReusedForTheirPeriod() async throws {
         let cluster = try TestDatabase.privateCluster()
-        let url = try cluster.start()
+        let url = try await cluster.start()
         var configuration = try await TestService.configuration(databaseURL: url)
         configuration.readinessCacheTTL = .seconds(60)
         try await TestService.run(configuration: configuration) { api in
             #expect(try await api.call(.get, "/readyz").status == 200)
-            try cluster.stop()
+            try await cluster.stop()
             #expect(try await api.call(.get, "/readyz").status == 200, "the answer of a moment ago")
         }
-        try? cluster.stop()
+        try? await cluster.stop()
     }
 
     @Test("a migrations directory short of this build's schema is refused, not served as ready")

@@ -8,8 +8,8 @@ import Testing
 @Suite struct ServerTrustTests {
     let pki: TestPKI
 
-    init() throws {
-        pki = try TestPKI.shared()
+    init() async throws {
+        pki = try await TestPKI.shared()
     }
 
     var rootAnchored: String { TLSRules.anchored([pki.rootCA.certificatePEM]) }

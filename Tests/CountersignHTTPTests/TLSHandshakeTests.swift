@@ -15,12 +15,12 @@ import Testing
 @Suite(.serialized) struct TLSHandshakeTests {
     let pki: TestPKI
 
-    init() throws {
-        pki = try TestPKI.shared()
+    init() async throws {
+        pki = try await TestPKI.shared()
     }
 
     @Test func aReleasedIdentityCompletesAHandshakeAndAnUnacceptedOneDoesNot() async throws {
-        let server = try TLSServer.start(pki: pki)
+        let server = try await TLSServer.start(pki: pki)
         defer { server.stop() }
         try await TestService.run { api in
             let tenant = try await api.tenant()
@@ -59,7 +59,7 @@ import Testing
     }
 
     @Test func aChainCapturedFromTheLiveServerIsJudged() async throws {
-        let server = try TLSServer.start(pki: pki)
+        let server = try await TLSServer.start(pki: pki)
         defer { server.stop() }
         // The chain as the server sends it, captured by a client that completes the handshake.
         let transcript = try await ChildProcess.runDetached(
@@ -109,7 +109,7 @@ struct TLSServer {
     let process: BackgroundProcess
     let port: Int
 
-    static func start(pki: TestPKI) throws -> TLSServer {
+    static func start(pki: TestPKI) async throws -> TLSServer {
         var lastError: (any Error)?
         // The free port is found by binding and closing; another process may take it in between.
         for _ in 0..<5 {
@@ -124,7 +124,7 @@ struct TLSServer {
             )
             let server = TLSServer(process: process, port: port)
             do {
-                try server.waitUntilAccepting()
+                try await server.waitUntilAccepting()
                 return server
             } catch {
                 lastError = error
@@ -135,12 +135,12 @@ struct TLSServer {
     }
 
     /// Polls the port until a TCP connection succeeds (at most 10 s).
-    func waitUntilAccepting() throws {
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
+    func waitUntilAccepting() async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
             guard !process.hasExited() else { throw TLSServerError.exited }
             if Self.connects(to: port) { return }
-            usleep(50_000)
+            try await Task.sleep(for: .milliseconds(50))
         }
         throw TLSServerError.notAccepting
     }

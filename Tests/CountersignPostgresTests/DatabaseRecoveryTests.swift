@@ -9,8 +9,8 @@ struct DatabaseRecoveryTests {
     @Test("calls fail fast with connection_failed while the database is down, then recover")
     func startWhileDown() async throws {
         let cluster = try TestDatabase.privateCluster()
-        let connectionString = try await TestDatabase.onOwnThread { try cluster.start() }
-        try await TestDatabase.onOwnThread { try cluster.stop() }
+        let connectionString = try await cluster.start()
+        try await cluster.stop()
         #expect(!cluster.isRunning)
 
         // Created while the database is down: no error until a call needs a connection.
@@ -40,19 +40,19 @@ struct DatabaseRecoveryTests {
             try await group.waitForAll()
         }
 
-        try await TestDatabase.onOwnThread { _ = try cluster.start() }
+        _ = try await cluster.start()
         let one = try await pool.withConnection { try $0.query("SELECT 1 AS v").first!.decode("v", as: Int.self) }
         #expect(one == 1)
         #expect(pool.statistics.open == 1)
 
         await pool.close()
-        try await TestDatabase.onOwnThread { try cluster.stop() }
+        try await cluster.stop()
     }
 
     @Test("idle connections survive a server restart: the next call reconnects")
     func serverRestart() async throws {
         let cluster = try TestDatabase.privateCluster()
-        let connectionString = try await TestDatabase.onOwnThread { try cluster.start() }
+        let connectionString = try await cluster.start()
         let pool = PostgresPool(configuration: Fixtures.configuration(connectionString, poolSize: 2), logger: Fixtures.logger)
 
         let before = try await pool.withConnection { try $0.query("SELECT pg_backend_pid() AS pid").first!.decode("pid", as: Int.self) }
@@ -69,7 +69,7 @@ struct DatabaseRecoveryTests {
         }
         #expect(await Fixtures.eventually { pool.statistics.inUse == 1 })
         try await Task.sleep(for: .milliseconds(100))
-        try await TestDatabase.onOwnThread { try cluster.stop() }
+        try await cluster.stop()
         let lost = await Fixtures.expectPostgresError(.connectionLost) { _ = try await running.value }
         #expect(lost != nil)
         await Fixtures.expectPostgresError(.connectionFailed) {

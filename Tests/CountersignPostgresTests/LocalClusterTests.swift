@@ -14,8 +14,8 @@ struct LocalClusterTests {
     @Test("start twice reuses the running cluster; stop and start keep the data")
     func restartKeepsData() async throws {
         let cluster = try TestDatabase.privateCluster()
-        let first = try await TestDatabase.onOwnThread { try cluster.start() }
-        let second = try await TestDatabase.onOwnThread { try cluster.start() }
+        let first = try await cluster.start()
+        let second = try await cluster.start()
         #expect(first == second)
         #expect(cluster.isRunning)
         #expect(first.contains("host='\(cluster.socketDirectory)'"))
@@ -25,16 +25,16 @@ struct LocalClusterTests {
         try await pool.withConnection { try $0.simpleQuery("CREATE TABLE kept (n int); INSERT INTO kept VALUES (7)") }
         await pool.close()
 
-        try await TestDatabase.onOwnThread { try cluster.stop() }
+        try await cluster.stop()
         #expect(!cluster.isRunning)
-        try await TestDatabase.onOwnThread { try cluster.stop() }  // stopping a stopped cluster is fine
-        try await TestDatabase.onOwnThread { _ = try cluster.start() }
+        try await cluster.stop()  // stopping a stopped cluster is fine
+        _ = try await cluster.start()
 
         let again = PostgresPool(configuration: Fixtures.configuration(databaseURL, poolSize: 1), logger: Fixtures.logger)
         let kept = try await again.withConnection { try $0.query("SELECT n FROM kept").first!.decode("n", as: Int.self) }
         await again.close()
         #expect(kept == 7)
-        try await TestDatabase.onOwnThread { try cluster.stop() }
+        try await cluster.stop()
     }
 
     @Test("a directory too long for a socket path puts the socket under /tmp")
@@ -75,7 +75,7 @@ struct LocalClusterTests {
             try FileManager.default.createSymbolicLink(atPath: cluster.socketDirectory, withDestinationPath: root)
         }
 
-        let error = await #expect(throws: CountersignError.self) { try await TestDatabase.onOwnThread { try cluster.start() } }
+        let error = await #expect(throws: CountersignError.self) { try await cluster.start() }
         #expect(error?.code == .localClusterFailed)
         #expect(error?.message.contains("is not a private directory of this user") == true, "\(String(describing: error))")
         #expect(!FileManager.default.fileExists(atPath: cluster.dataDirectory))
@@ -91,8 +91,8 @@ struct LocalClusterTests {
             try? FileManager.default.removeItem(atPath: cluster.socketDirectory)
         }
         for _ in 0..<2 {
-            _ = try await TestDatabase.onOwnThread { try cluster.start() }
-            try await TestDatabase.onOwnThread { try cluster.stop() }
+            _ = try await cluster.start()
+            try await cluster.stop()
         }
     }
 
@@ -108,7 +108,7 @@ struct LocalClusterTests {
         defer { try? FileManager.default.removeItem(atPath: closed) }
         let cluster = LocalPostgresCluster(directory: closed + "/cluster", logger: Fixtures.logger)
 
-        let error = await #expect(throws: CountersignError.self) { try await TestDatabase.onOwnThread { try cluster.start() } }
+        let error = await #expect(throws: CountersignError.self) { try await cluster.start() }
         #expect(error?.code == .localClusterFailed)
         #expect(error?.message.contains("cannot reach \(closed)/cluster: it may not pass through \(closed);") == true, "\(String(describing: error))")
         #expect(!FileManager.default.fileExists(atPath: cluster.dataDirectory))

@@ -31,7 +31,7 @@ struct StatementTimeoutTests {
     @Test("a statement a hung server does not answer fails after the statement and connect timeouts, and its connection is replaced")
     func unansweredStatement() async throws {
         let cluster = try TestDatabase.privateCluster()
-        let connectionString = try await TestDatabase.onOwnThread { try cluster.start() }
+        let connectionString = try await cluster.start()
         var configuration = Fixtures.configuration(connectionString, poolSize: 1, statementTimeout: .seconds(1))
         configuration.connectTimeout = .seconds(1)
         let pool = PostgresPool(configuration: configuration, logger: Fixtures.logger)
@@ -54,7 +54,7 @@ struct StatementTimeoutTests {
             #expect(try await Self.backendID(pool) != backend)
         }
         await pool.close()
-        try await TestDatabase.onOwnThread { try cluster.stop() }
+        try await cluster.stop()
     }
 
     @Test("liftStatementTimeout lets one transaction wait past both timeouts, and only that one")

@@ -33,7 +33,7 @@ struct TLSConnectionTests {
         #expect(rows.count == 50_000)
         #expect(try rows.last?.decode("n", as: Int.self) == 50_000)
         await pool.close()
-        try await TestDatabase.onOwnThread { try cluster.stop() }
+        try await cluster.stop()
     }
 
     /// PostgreSQL writes TLS records of at most 8 KiB, but poolers, proxies and compatible servers
@@ -43,8 +43,8 @@ struct TLSConnectionTests {
     @Test("a TLS reply whose last record libpq reads in part is answered, not timed out")
     func replyEndingInAPartlyReadRecord() async throws {
         let cluster = try TestDatabase.privateCluster()
-        _ = try await TestDatabase.onOwnThread { try cluster.start() }
-        let pki = try TestPKI.shared()
+        _ = try await cluster.start()
+        let pki = try await TestPKI.shared()
         let script = NSTemporaryDirectory() + "countersign-tls-proxy-\(getpid()).py"
         try Self.wholeReplyProxy.write(toFile: script, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: script) }
@@ -71,7 +71,7 @@ struct TLSConnectionTests {
         }
         #expect(failed.isEmpty, "\(failed.keys.sorted()): \(failed.values.first ?? "")")
         await pool.close()
-        try await TestDatabase.onOwnThread { try cluster.stop() }
+        try await cluster.stop()
     }
 
     private static let wholeReplyProxy = #"""
@@ -150,7 +150,7 @@ while True:
             try cluster.start()
             try cluster.stop()
         }
-        let pki = try TestPKI.shared()
+        let pki = try await TestPKI.shared()
         let data = cluster.dataDirectory
         let owner = try FileManager.default.attributesOfItem(atPath: data)
         for (source, name) in [(pki.server.chainPath, "tls.crt"), (pki.server.keyPath, "tls.key")] {
@@ -170,7 +170,7 @@ while True:
         try handle.seekToEnd()
         try handle.write(contentsOf: Data(settings.utf8))
         try handle.close()
-        try await TestDatabase.onOwnThread { try cluster.start() }
+        try await cluster.start()
         return port
     }
 }

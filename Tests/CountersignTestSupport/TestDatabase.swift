@@ -140,7 +140,10 @@ public enum TestDatabase {
         return String(repeating: "0", count: 16 - hex.count) + hex
     }
 
-    /// Runs blocking work (initdb, pg_ctl) on a thread of its own, off the cooperative pool.
+    /// Runs blocking work (initdb, pg_ctl, waiting for a process) on a thread of its own. Swift
+    /// concurrency has as many threads as cores (two on CI), and the in-process services of
+    /// every other test run on them: two tests blocking one each froze the whole run, until a
+    /// client's 15 s deadline passed in a test that had nothing to do with theirs.
     public static func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             let thread = Thread {
@@ -227,5 +230,23 @@ public enum TestDatabase {
             try? cluster.stop()
             removeClusterFiles(cluster)
         }
+    }
+}
+
+extension LocalPostgresCluster {
+    /// Starts the cluster on a thread of its own (see ``TestDatabase/onOwnThread(_:)``); async
+    /// callers get this one, so none blocks on initdb and pg_ctl.
+    public func start() async throws -> String {
+        try await TestDatabase.onOwnThread { try self.start() }
+    }
+
+    /// Stops the cluster on a thread of its own, as ``start()`` starts it.
+    public func stop() async throws {
+        try await TestDatabase.onOwnThread { try self.stop() }
+    }
+
+    /// Stops the cluster on a thread of its own without waiting: for `defer`, which cannot await.
+    public func stopInBackground() {
+        Thread.detachNewThread { try? self.stop() }
     }
 }

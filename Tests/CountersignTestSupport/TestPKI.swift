@@ -107,7 +107,12 @@ public struct TestPKI: Sendable {
 
     /// One PKI per test process, made on first use (about half a second) in a fresh temporary
     /// directory that is removed when the process exits, unless `COUNTERSIGN_KEEP_TEST_PKI` is set.
-    public static func shared() throws -> TestPKI {
+    /// Made, and waited for, on threads of their own (see ``TestDatabase/onOwnThread(_:)``).
+    public static func shared() async throws -> TestPKI {
+        try await TestDatabase.onOwnThread { try sharedMadeHere() }
+    }
+
+    private static func sharedMadeHere() throws -> TestPKI {
         try cache.withLock { (cached: inout TestPKI?) throws -> TestPKI in
             if let cached { return cached }
             let directory = FileManager.default.temporaryDirectory

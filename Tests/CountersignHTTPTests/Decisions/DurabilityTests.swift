@@ -9,15 +9,15 @@ import Testing
 struct DurabilityTests {
     @Test func noDatabaseMeans503AndNoSecret() async throws {
         let cluster = try TestDatabase.privateCluster()
-        let url = try cluster.start()
-        defer { try? cluster.stop() }
+        let url = try await cluster.start()
+        defer { cluster.stopInBackground() }
         var configuration = try await TestService.configuration(databaseURL: url)
         // Keys stay verified while the database is away, so that the request reaches the decision.
         configuration.apiKeyCacheTTL = .seconds(600)
         try await TestService.run(configuration: configuration) { api in
             let (tenant, session) = try await Self.decidedOnce(api, password: "must-not-leak-while-down")
 
-            try cluster.stop()
+            try await cluster.stop()
             for task in 0..<3 {
                 let reply = try await api.decide(tenant, session: session, ChallengeBody(taskId: "down-\(task)"))
                 #expect(reply.status == 503, "\(reply)")
@@ -25,7 +25,7 @@ struct DurabilityTests {
                 #expect(!reply.text.contains("must-not-leak-while-down"))
             }
 
-            _ = try cluster.start()
+            _ = try await cluster.start()
             let recovered = try await Self.firstAnswered(api, tenant, session)
             #expect(recovered?.credentialPassword == "must-not-leak-while-down")
             // Only the answered decisions were recorded: the first and the one after recovery.
@@ -38,8 +38,8 @@ struct DurabilityTests {
     /// warning of its own (at a fleet's rate, thousands of lines a second).
     @Test func anOutageIsLoggedOncePlusOneAccessLinePerRequest() async throws {
         let cluster = try TestDatabase.privateCluster()
-        let url = try cluster.start()
-        defer { try? cluster.stop() }
+        let url = try await cluster.start()
+        defer { cluster.stopInBackground() }
         let box = LogLines()
         let handler = RecordingLogHandler(into: box)
         var logger = Logger(label: "countersign.test.outage", factory: { _ in handler })
@@ -48,7 +48,7 @@ struct DurabilityTests {
         try await TestService.run(configuration: configuration, logger: logger) { api in
             let tenant = try await api.tenant()
             let session = try await api.session(tenant)
-            try cluster.stop()
+            try await cluster.stop()
             for _ in 0..<5 {
                 let reply = try await api.call(.get, "/v1/policy", key: tenant.adminKey)
                 #expect(reply.status == 503 && reply.errorCode == "database_unavailable", "\(reply)")
@@ -68,8 +68,8 @@ struct DurabilityTests {
     /// secret, once the client-side wait (statement plus connect timeout) is over.
     @Test func aHungDatabaseMeans503AndNoSecret() async throws {
         let cluster = try TestDatabase.privateCluster()
-        let url = try cluster.start()
-        defer { try? cluster.stop() }
+        let url = try await cluster.start()
+        defer { cluster.stopInBackground() }
         var configuration = try await TestService.configuration(databaseURL: url)
         configuration.apiKeyCacheTTL = .seconds(600)
         configuration.database.statementTimeout = .seconds(1)
@@ -134,8 +134,8 @@ extension DurabilityTests {
     /// no secret, not an internal error.
     @Test func aDatabaseTakingNoWritesMeans503AndNoSecret() async throws {
         let cluster = try TestDatabase.privateCluster()
-        let url = try cluster.start()
-        defer { try? cluster.stop() }
+        let url = try await cluster.start()
+        defer { cluster.stopInBackground() }
         let superuser = PostgresPool(configuration: PostgresConfiguration(connectionString: url, poolSize: 1))
         var configuration = try await TestService.configuration(databaseURL: url)
         configuration.apiKeyCacheTTL = .seconds(600)
@@ -264,9 +264,9 @@ struct OutageMetricsTests {
     /// exiting (a crash loop under an orchestrator), and migrates once the database is back.
     @Test func anInstanceStartedWithoutItsDatabaseMigratesOnceItIsBack() async throws {
         let cluster = try TestDatabase.privateCluster()
-        let url = try cluster.start()
-        defer { try? cluster.stop() }
-        try cluster.stop()
+        let url = try await cluster.start()
+        defer { cluster.stopInBackground() }
+        try await cluster.stop()
         let keys = try ServiceProcess.Keys()
         defer { keys.remove() }
         let instance = try ServiceProcess(databaseURL: url, keys: keys, logLevel: "warning")
@@ -275,7 +275,7 @@ struct OutageMetricsTests {
         #expect(await instance.status(of: "/readyz") == 503)
         #expect(instance.log.contains("cannot reach the database to apply migrations"), "\(instance.log)")
 
-        _ = try cluster.start()
+        _ = try await cluster.start()
         try await instance.waitUntilReady()
         let api = TestAPI(instance.client())
         #expect(try await api.tenant().id.isEmpty == false, "migrated: a tenant can be made")
@@ -298,8 +298,8 @@ struct OutageMetricsTests {
 
     @Test func theDatabaseAndTheListenerAreReportedDownAndBackUp() async throws {
         let cluster = try TestDatabase.privateCluster()
-        let url = try cluster.start()
-        defer { try? cluster.stop() }
+        let url = try await cluster.start()
+        defer { cluster.stopInBackground() }
         let keys = try ServiceProcess.Keys()
         defer { keys.remove() }
         let instance = try ServiceProcess(databaseURL: url, keys: keys)
@@ -313,10 +313,10 @@ struct OutageMetricsTests {
         let down = ["countersign_db_reachable 0", #"countersign_db_listening{channel="countersign_access"} 0"#]
         let before = try await Self.metrics(api, showing: up)
         #expect(Self.shows(before, up), "\(before)")
-        try cluster.stop()
+        try await cluster.stop()
         let during = try await Self.metrics(api, showing: down)
         #expect(Self.shows(during, down), "\(during)")
-        _ = try cluster.start()
+        _ = try await cluster.start()
         let after = try await Self.metrics(api, showing: up)
         #expect(Self.shows(after, up), "\(after)")
     }

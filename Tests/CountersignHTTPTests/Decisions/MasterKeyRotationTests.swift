@@ -32,7 +32,7 @@ struct MasterKeyRotationTests {
         let instance = try ServiceProcess(databaseURL: databaseURL, keys: keys)
         defer { instance.stop() }
         try await instance.waitUntilReady()
-        instance.stop()
+        try await instance.stopAndWait()
 
         let devDirectory = keys.directory.appendingPathComponent("dev").path
         var environment = ProcessInfo.processInfo.environment
@@ -65,10 +65,10 @@ struct MasterKeyRotationTests {
         try MasterKey.generate(toFile: newKeyFile)
         let rekey = ["rekey", "--database-url", databaseURL, "--master-key-file", keys.masterKeyFile, "--new-master-key-file", newKeyFile,
             "--migrations-dir", TestService.migrationsDirectory, "--log-level", "error"]
-        let rotated = try ChildProcess.run(ServiceProcess.executable, rekey)
+        let rotated = try await ChildProcess.runDetached(ServiceProcess.executable, rekey)
         #expect(rotated.status == 0, "\(rotated.errorText)")
         #expect(rotated.outputText.contains("sealed 1 tenant data key(s) under the new master key"), "\(rotated.outputText)")
-        let again = try ChildProcess.run(ServiceProcess.executable, rekey)
+        let again = try await ChildProcess.runDetached(ServiceProcess.executable, rekey)
         #expect(again.status == 0 && again.outputText.contains("nothing changed"), "\(again.outputText) \(again.errorText)")
 
         // The instance still given the old key stops saying it is ready (its answer is reused for a second).
@@ -85,7 +85,7 @@ struct MasterKeyRotationTests {
         }
         #expect(before.log.components(separatedBy: "not ready: the master key is not this database's").count == 2, "\(before.log)")
         try await client.shutdown()
-        before.stop()
+        try await before.stopAndWait()
 
         let stale = try ServiceProcess(databaseURL: databaseURL, keys: keys)
         defer { stale.stop() }
@@ -115,7 +115,7 @@ struct MasterKeyRotationTests {
         defer { strangers.remove() }
         let newKeyFile = strangers.directory.appendingPathComponent("new.key").path
         try MasterKey.generate(toFile: newKeyFile)
-        let refused = try ChildProcess.run(ServiceProcess.executable, [
+        let refused = try await ChildProcess.runDetached(ServiceProcess.executable, [
             "rekey", "--database-url", databaseURL, "--master-key-file", strangers.masterKeyFile, "--new-master-key-file", newKeyFile,
             "--migrations-dir", TestService.migrationsDirectory, "--log-level", "error",
         ])

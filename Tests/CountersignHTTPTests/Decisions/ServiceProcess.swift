@@ -105,9 +105,24 @@ final class ServiceProcess: @unchecked Sendable {
         return client
     }
 
+    /// Sends SIGTERM and leaves waiting for the exit to a thread of its own: the second or two a
+    /// service takes to stop, waited on one of Swift concurrency's threads (two on CI), stalled
+    /// every in-process service of the run meanwhile.
     func stop() {
         guard process.isRunning else { return }
         process.terminate()
+        Thread.detachNewThread { self.waitForExit() }
+    }
+
+    /// ``stop()``, returning once the process has exited.
+    func stopAndWait() async throws {
+        guard process.isRunning else { return }
+        process.terminate()
+        try await TestDatabase.onOwnThread { self.waitForExit() }
+    }
+
+    /// Blocks until the process has exited, ending it with SIGKILL after ten seconds.
+    private func waitForExit() {
         for _ in 0..<100 where process.isRunning { usleep(100_000) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()

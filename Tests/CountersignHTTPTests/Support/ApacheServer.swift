@@ -1,8 +1,8 @@
 import CountersignCrypto
 import CountersignTestSupport
 import Foundation
+import Synchronization
 import Testing
-
 
 #if canImport(Glibc)
 import Glibc
@@ -44,10 +44,10 @@ final class ApacheServer {
         let server = try await start(basic: basic, digest: digest)
         do {
             let result = try await body(server.endpoint)
-            server.stop()
+            try await server.stop()
             return result
         } catch {
-            server.stop()
+            try? await server.stop()
             throw error
         }
     }
@@ -70,15 +70,18 @@ final class ApacheServer {
             lastError = ["console.log", "error.log"]
                 .compactMap { try? String(contentsOf: directory.appendingPathComponent($0), encoding: .utf8) }
                 .joined(separator: "\n")
-            server.stop()
+            try await server.stop()
         }
         throw ApacheStartFailure(errorLog: lastError)
     }
 
-    /// Stops Apache and its workers and removes its directory.
-    func stop() {
-        process.stop()
-        try? FileManager.default.removeItem(at: directory)
+    /// Stops Apache and its workers and removes its directory, on a thread of its own: it may
+    /// wait seconds for the workers (see ``TestDatabase/onOwnThread(_:)``).
+    func stop() async throws {
+        try await TestDatabase.onOwnThread { [process, directory] in
+            process.stop()
+            try? FileManager.default.removeItem(at: directory)
+        }
     }
 
     private func waitUntilServing() async throws -> Bool {
@@ -200,8 +203,9 @@ struct ApacheStartFailure: Error, CustomStringConvertible {
 /// `Process` passes on the spawning thread's mask, and test runner threads block SIGTERM, so an
 /// Apache started that way could never be stopped politely. (`ChildProcess` of the test support
 /// runs a program to its end; this one stops a server when asked.)
-final class SpawnedProcess {
+final class SpawnedProcess: Sendable {
     let pid: pid_t
+    private let exited = Mutex(false)
 
     init(_ path: String, arguments: [String], output: String) throws {
         var attributes = posix_spawnattr_t()
@@ -234,15 +238,15 @@ final class SpawnedProcess {
 
     deinit { stop() }
 
-    private var exited = false
-
     var isRunning: Bool {
-        guard !exited else { return false }
-        var status: Int32 = 0
-        let reaped = waitpid(pid, &status, WNOHANG)
-        // ECHILD: someone else reaped it (Foundation reaps the children of its own Process).
-        if reaped == pid || (reaped == -1 && errno == ECHILD) { exited = true }
-        return !exited
+        exited.withLock { exited in
+            guard !exited else { return false }
+            var status: Int32 = 0
+            let reaped = waitpid(pid, &status, WNOHANG)
+            // ECHILD: someone else reaped it (Foundation reaps the children of its own Process).
+            if reaped == pid || (reaped == -1 && errno == ECHILD) { exited = true }
+            return !exited
+        }
     }
 
     /// SIGTERM (Apache stops its workers, then itself), up to five seconds for it, then
@@ -257,6 +261,6 @@ final class SpawnedProcess {
         kill(-pid, SIGKILL)
         var status: Int32 = 0
         waitpid(pid, &status, 0)
-        exited = true
+        exited.withLock { $0 = true }
     }
 }
