@@ -234,10 +234,15 @@ public enum TestDatabase {
 }
 
 extension LocalPostgresCluster {
-    /// Starts the cluster on a thread of its own (see ``TestDatabase/onOwnThread(_:)``); async
-    /// callers get this one, so none blocks on initdb and pg_ctl.
+    /// Private clusters starting at once: `initdb` takes a core for a second or two.
+    private static let starts = Turns(2)
+
+    /// Starts the cluster on a thread of its own (see ``TestDatabase/onOwnThread(_:)``), two at
+    /// most at once; async callers get this one, so none blocks on initdb and pg_ctl.
     public func start() async throws -> String {
-        try await TestDatabase.onOwnThread { try self.start() }
+        try await Self.starts.run {
+            try await TestDatabase.onOwnThread { try self.start() }
+        }
     }
 
     /// Stops the cluster on a thread of its own, as ``start()`` starts it.

@@ -67,7 +67,7 @@ struct DevCommand: AsyncParsableCommand {
             // (pg_ctl's wait ran out) must not leave it running behind dev.
             cluster = local
             // initdb and pg_ctl block: on a thread that may.
-            fallbackURL = try await NIOThreadPool.singleton.runIfActive { try local.start() }
+            fallbackURL = try await interruption.step { try await NIOThreadPool.singleton.runIfActive { try local.start() } }
         }
         defer {
             if let cluster, cluster.isRunning {
@@ -111,12 +111,14 @@ struct DevCommand: AsyncParsableCommand {
 
         try ListenAddress.checkAvailable(host: configuration.host, port: configuration.port)
         let keysFile = directory.appendingPathComponent("demo-keys.json").path
-        let demo = try await DemoTenant.prepare(
-            configuration: configuration,
-            masterKeyFile: http.masterKeyFile ?? Environment.string("COUNTERSIGN_MASTER_KEY_FILE") ?? masterKeyFile,
-            keysFile: keysFile,
-            logger: logger
-        )
+        let demo = try await interruption.step {
+            try await DemoTenant.prepare(
+                configuration: configuration,
+                masterKeyFile: http.masterKeyFile ?? Environment.string("COUNTERSIGN_MASTER_KEY_FILE") ?? masterKeyFile,
+                keysFile: keysFile,
+                logger: logger
+            )
+        }
         try interruption.check()
         // Standard output is a pipe under supervisors: flush so the banner shows before the logs.
         FileHandle.standardOutput.write(Data(demo.banner(host: configuration.host, port: configuration.port, operatorKey: operatorKeySource, keysFile: keysFile).utf8))

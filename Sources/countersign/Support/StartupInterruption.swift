@@ -38,6 +38,18 @@ final class StartupInterruption {
         guard number == 0 else { throw StartupError("interrupted during start-up (signal \(number))") }
     }
 
+    /// Runs one start-up step; if it fails after a signal came, start-up ends as interrupted:
+    /// the step may have failed of the interruption (Ctrl-C reaches `pg_ctl` too), and either
+    /// way the operator asked to stop.
+    func step<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch {
+            try check()
+            throw error
+        }
+    }
+
     /// Hands the signals on to ServiceLifecycle, after a last ``check()``.
     func end() throws {
         for source in sources { source.cancel() }
