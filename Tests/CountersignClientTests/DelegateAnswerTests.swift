@@ -134,11 +134,12 @@ struct DelegateAnswerTests {
         let script = FakeCountersign.Script(challenge: { call in
             call == 1
                 ? .json(200, FakeCountersign.answerJSON(id: first, disposition: "useCredential", credential: Self.password(user: "svc-a")))
-                : .json(200, FakeCountersign.answerJSON(disposition: "cancelAuthenticationChallenge", countedRejection: first), delay: .seconds(3))
+                : .json(200, FakeCountersign.answerJSON(disposition: "cancelAuthenticationChallenge", countedRejection: first), delay: .seconds(12))
         })
         try await FakeCountersign.run(script) { fake in
-            // Long enough for the first answer even on a loaded machine; the retry's comes later.
-            let direct = DirectDelegate(baseURL: fake.baseURL) { $0.challengeTimeout = .seconds(2) }
+            // Long enough for the first answer even while a whole run starts on two cores (2 s was
+            // not, in CI); the retry's comes later, and its request outlasts the deadline.
+            let direct = DirectDelegate(baseURL: fake.baseURL, requestTimeout: .seconds(15)) { $0.challengeTimeout = .seconds(8) }
             let task = direct.task()
             _ = await direct.answer(Challenges.basic(), task: task)
             let retry = await direct.answer(Challenges.basic(previousFailureCount: 1), task: task)

@@ -16,12 +16,13 @@ struct DirectDelegate: Sendable {
         baseURL: URL,
         key: String = "csk_abcdefghjkmn_test-secret",
         retry: RetryPolicy = RetryPolicy(maxAttempts: 3, initialBackoff: .milliseconds(10)),
+        requestTimeout: Duration = .seconds(5),
         configure: (inout CountersignSessionDelegate.Configuration) -> Void = { _ in }
     ) {
         let events = EventLog()
         var configuration = CountersignSessionDelegate.Configuration(clientId: "device-1", challengeTimeout: .seconds(10), onEvent: events.handler)
         configure(&configuration)
-        let client = CountersignClient(configuration: .init(baseURL: baseURL, key: ClientKey(key), requestTimeout: .seconds(5), retry: retry))
+        let client = CountersignClient(configuration: .init(baseURL: baseURL, key: ClientKey(key), requestTimeout: requestTimeout, retry: retry))
         delegate = CountersignSessionDelegate(client: client, configuration: configuration)
         self.events = events
         session = URLSession(configuration: .ephemeral)
