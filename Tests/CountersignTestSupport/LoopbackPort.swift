@@ -10,9 +10,9 @@ import Darwin
 /// TCP ports on 127.0.0.1 for servers a test starts.
 public enum LoopbackPort {
     /// A port nobody listens on right now, handed out in turn (none twice before all the others),
-    /// below the kernel's ephemeral range. Outgoing connections take their local ports from that range: a
-    /// port the kernel picked for a socket bound to port 0 was once taken by one of the run's own
-    /// client connections before the test's server bound it ("address in use").
+    /// below the kernel's ephemeral range. Outgoing connections take their local ports from that
+    /// range: a port the kernel picked for a socket bound to port 0 was once taken by one of the
+    /// run's own client connections before the test's server bound it ("address in use").
     public static func free() throws -> Int {
         let range = candidates
         for _ in 0..<range.count {
@@ -33,8 +33,8 @@ public enum LoopbackPort {
         return 20000..<max(start, 21000)
     }()
 
-    /// Where the next search starts: random, so that two test processes (a debug and a release
-    /// run) rarely walk the same ports.
+    /// Where the next search starts: random, so that a run does not begin on the ports the run
+    /// before it (the debug run before the release one) may still hold in TIME_WAIT.
     private static let next = Mutex(Int.random(in: candidates))
 
     /// Whether a socket can bind `port` on 127.0.0.1 now.
