@@ -1,3 +1,4 @@
+import CountersignCore
 public import CountersignPostgres
 import Foundation
 import Logging
@@ -234,7 +235,9 @@ public enum TestDatabase {
 }
 
 extension LocalPostgresCluster {
-    /// Private clusters starting at once: `initdb` takes a core for a second or two.
+    /// Private clusters starting at once: `initdb` takes a core for a second or two. Unthrottled,
+    /// the fifteen-odd private clusters of a run ran `initdb` at the same moment, next to every
+    /// service of the run, and on two cores services under test missed 5 s timeouts.
     private static let starts = Turns(2)
 
     /// Starts the cluster on a thread of its own (see ``TestDatabase/onOwnThread(_:)``), two at
