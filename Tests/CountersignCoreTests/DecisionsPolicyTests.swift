@@ -46,8 +46,9 @@ struct DecisionsHostPatternTests {
     }
 
     /// A host never carries a port, scheme or path: a glob that does can match no challenge, so
-    /// a rule written with one would silently never apply.
-    @Test(arguments: ["example.com:443", "*.example.com:8443", "10.0.0.1:8080", "intranet:80", "*:443x", "example.com:*", "cafe:443"])
+    /// a rule written with one would silently never apply. `*:443` could be read as IPv6
+    /// addresses ending in a group `443`, but whoever writes it means port 443.
+    @Test(arguments: ["example.com:443", "*.example.com:8443", "10.0.0.1:8080", "intranet:80", "*:443x", "example.com:*", "cafe:443", "*:443", "?:8080", "*:0"])
     func refusesGlobsWithAPort(pattern: String) {
         #expect(throws: CountersignError(.invalidHostPattern, "")) { try HostPattern(pattern) }
     }
@@ -67,7 +68,7 @@ struct DecisionsHostPatternTests {
         try EngineFixture.credential(host: host).attributes.validate()
     }
 
-    @Test(arguments: [("::1", "::1"), ("fe80::*", "fe80::1"), ("::ffff:10.0.0.?", "::ffff:10.0.0.7"), ("*:443", "2001:db8::443")])
+    @Test(arguments: [("::1", "::1"), ("fe80::*", "fe80::1"), ("::ffff:10.0.0.?", "::ffff:10.0.0.7"), ("*::443", "2001:db8::443"), ("fe80:*", "fe80::1"), ("*:beef", "2001:db8::beef")])
     func takesUnbracketedIPv6Globs(pattern: String, host: String) throws {
         #expect(try HostPattern(pattern).matches(host))
     }

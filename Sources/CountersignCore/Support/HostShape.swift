@@ -29,11 +29,19 @@ enum HostShape {
 
     /// Hex digits, `:` and `.` (and wildcards in a glob), then maybe a zone (`%25en0`, RFC 6874),
     /// whose name is free. At least two `:`, as every IPv6 address has (`::1`), unless a wildcard
-    /// may stand for more: with one, `cafe:443` is a name of hex digits and a port.
+    /// may stand for more: with one, `cafe:443` is a name of hex digits and a port. A glob with
+    /// one `:` and decimal digits after it (`*:443`) is taken for a host and a port too: an admin
+    /// who writes that means port 443, and would otherwise get a rule matching IPv6 addresses
+    /// that end in a group `443`.
     private static func isIPv6(_ address: some Collection<UInt8>, wildcards: Bool) -> Bool {
         let address = address.prefix { $0 != UInt8(ascii: "%") }
         let colons = address.count { $0 == UInt8(ascii: ":") }
-        guard colons >= 2 || (wildcards && address.contains { $0 == UInt8(ascii: "*") || $0 == UInt8(ascii: "?") }) else { return false }
+        if colons < 2 {
+            let hasWildcard = address.contains { $0 == UInt8(ascii: "*") || $0 == UInt8(ascii: "?") }
+            let afterColon = address.drop { $0 != UInt8(ascii: ":") }.dropFirst()
+            let looksLikePort = !afterColon.isEmpty && afterColon.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+            guard wildcards, hasWildcard, !looksLikePort else { return false }
+        }
         return address.allSatisfy { byte in
             switch byte {
             case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"), UInt8(ascii: "A")...UInt8(ascii: "F"):
