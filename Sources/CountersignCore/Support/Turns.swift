@@ -51,7 +51,7 @@ public final class Turns: Sendable {
             await withCheckedContinuation { continuation in
                 let admitted = state.withLock { state in
                     // A turn may have come free between the two locks.
-                    guard state.free == 0 else {
+                    if state.free > 0 {
                         state.free -= 1
                         return true
                     }
