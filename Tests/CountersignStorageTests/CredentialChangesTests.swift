@@ -101,10 +101,11 @@ struct CredentialChangesTests {
         try await StorageFixture.run { fixture in
             let session = try await fixture.session()
             let space = ProtectionSpace(host: "files.example.com", port: 443, protocolName: "https", realm: "Files", authenticationMethod: .httpBasic)
+            let before = try #require(try await fixture.state.tenantState(fixture.tenantID)).version
             _ = try await fixture.credentials.submit(
                 tenantID: fixture.tenantID, session: session, space: space, user: "typed", password: "p", domain: nil, persistence: .forSession
             )
-            let before = try #require(try await fixture.state.tenantState(fixture.tenantID)).version
+            #expect(try #require(try await fixture.state.tenantState(fixture.tenantID)).version == before)
             // Its session ending deletes it.
             _ = try await fixture.sessions.invalidate(tenantID: fixture.tenantID, id: session.id, mode: .cancel)
             #expect(try #require(try await fixture.state.tenantState(fixture.tenantID)).version == before)

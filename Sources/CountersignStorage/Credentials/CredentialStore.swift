@@ -181,8 +181,9 @@ public struct CredentialStore: Sendable {
                 + [PostgresValue(input.domain), PostgresValue(input.label), .bytea(sealed), .bool(input.exportable ?? true)]
         )
         let credential = try Credential(row: rows.rows[0])
+        // No bump here: the insert trigger (migration 0027) bumps the tenant's version for a
+        // credential of its set, and a session's own is not in it (its session's version moves).
         try CredentialHistory.record("created", credentialID: id, tenantID: tenantID, actor: actor, on: connection)
-        try TenantStateVersion.bump(tenantID, on: connection)
         return credential
     }
 
