@@ -96,6 +96,29 @@ struct LocalClusterTests {
         }
     }
 
+    @Test("a slow statement is logged with its text and without its parameters; a quick one is not")
+    func slowStatementsLogged() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-slow-\(UUID().uuidString.prefix(8))").path
+        let cluster = LocalPostgresCluster(directory: root, options: .init(durable: false, slowStatementThreshold: .milliseconds(200)), logger: Fixtures.logger)
+        defer {
+            try? cluster.stop()
+            try? FileManager.default.removeItem(atPath: root)
+        }
+        _ = try await cluster.start()
+        let pool = PostgresPool(configuration: Fixtures.configuration(cluster.connectionString(database: "postgres"), poolSize: 1), logger: Fixtures.logger)
+        try await pool.withConnection { connection in
+            _ = try connection.query("SELECT 'quick' AS marker")
+            _ = try connection.query("SELECT pg_sleep($1::float8), $2::text AS secret", [.text("0.4"), .text("hunter2-in-a-parameter")])
+        }
+        await pool.close()
+        try await cluster.stop()
+
+        let log = try String(contentsOfFile: cluster.logFile, encoding: .utf8)
+        #expect(log.contains("duration: ") && log.contains("SELECT pg_sleep($1::float8)"), "\(log)")
+        #expect(!log.contains("hunter2-in-a-parameter"), "\(log)")
+        #expect(!log.contains("'quick'"), "\(log)")
+    }
+
     /// As root the server runs as the postgres user, which a directory above the cluster (a
     /// checkout under `/root`, mode 0700) can keep out: said before initdb, naming that directory.
     @Test(

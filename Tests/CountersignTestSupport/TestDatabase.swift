@@ -88,6 +88,7 @@ public enum TestDatabase {
             logger: quietLogger
         )
         registerForCleanup(cluster)
+        cleanup.withLock { $0.sharedLog = cluster.logFile }
         let connectionString = try await onOwnThread {
             sweepAbandonedClusters()
             return try cluster.start()
@@ -97,7 +98,9 @@ public enum TestDatabase {
         }
     }
 
-    private static let clusterOptions = LocalPostgresCluster.Options(durable: false, maxConnections: 1000)
+    /// Slow statements and lock waits are logged: what the server was doing when a test timed
+    /// out is then in the log that `scripts/test` shows for a failed run (``keptLogs``).
+    private static let clusterOptions = LocalPostgresCluster.Options(durable: false, maxConnections: 1000, slowStatementThreshold: .seconds(1))
 
     private static var quietLogger: Logger {
         var logger = Logger(label: "countersign.test-database")
@@ -134,6 +137,10 @@ public enum TestDatabase {
         return packageRoot.appendingPathComponent(".build/test-postgres").path
     }()
 
+    /// Where the shared cluster's server log is kept after the run (`<test root>-logs/<pid>.log`),
+    /// beside the test root, which `scripts/test` removes.
+    private static var keptLogs: String { testRoot + "-logs" }
+
     private static func randomSuffix() -> String {
         var generator = SystemRandomNumberGenerator()
         let value = generator.next() as UInt64
@@ -162,6 +169,8 @@ public enum TestDatabase {
         var externalDatabases: [String] = []
         var privateClusters = 0
         var exitHandlerInstalled = false
+        /// The shared cluster's server log, kept when its files are removed.
+        var sharedLog: String?
     }
 
     private static let cleanup = Mutex(Cleanup())
@@ -191,6 +200,10 @@ public enum TestDatabase {
         }
         for cluster in state.clusters {
             try? cluster.stop()
+            if cluster.logFile == state.sharedLog {
+                try? FileManager.default.createDirectory(atPath: keptLogs, withIntermediateDirectories: true)
+                try? FileManager.default.copyItem(atPath: cluster.logFile, toPath: keptLogs + "/\(getpid()).log")
+            }
             removeClusterFiles(cluster)
         }
         if let admin = state.externalAdmin, !state.externalDatabases.isEmpty {

@@ -12,12 +12,23 @@ extension LocalPostgresCluster {
         public var maxConnections: Int
         /// The superuser `initdb` creates and connection strings use. Default: `"postgres"`.
         public var superuser: String
+        /// Statements that take longer, and lock waits longer than a second, are written to the
+        /// server log (`postgresql.log`): the statement's text, never its parameters, which may be
+        /// secrets. `nil`, the default: neither.
+        public var slowStatementThreshold: Duration?
 
-        public init(port: Int = 5432, durable: Bool = true, maxConnections: Int = 100, superuser: String = "postgres") {
+        public init(
+            port: Int = 5432,
+            durable: Bool = true,
+            maxConnections: Int = 100,
+            superuser: String = "postgres",
+            slowStatementThreshold: Duration? = nil
+        ) {
             self.port = port
             self.durable = durable
             self.maxConnections = maxConnections
             self.superuser = superuser
+            self.slowStatementThreshold = slowStatementThreshold
         }
     }
 }

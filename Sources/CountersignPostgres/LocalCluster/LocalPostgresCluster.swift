@@ -255,7 +255,7 @@ public final class LocalPostgresCluster: Sendable {
 
     private func writeSettings() throws {
         let durability = options.durable ? "on" : "off"
-        let settings = """
+        var settings = """
             # Written by Countersign's LocalPostgresCluster on every start; edits are overwritten.
             listen_addresses = ''
             port = \(options.port)
@@ -267,6 +267,15 @@ public final class LocalPostgresCluster: Sendable {
             full_page_writes = \(durability)
 
             """
+        if let threshold = options.slowStatementThreshold {
+            settings += """
+                log_min_duration_statement = \(PostgresConfiguration.wholeMilliseconds(threshold))
+                log_lock_waits = on
+                log_parameter_max_length = 0
+                log_line_prefix = '%m [%p] %a@%d '
+
+                """
+        }
         let path = dataDirectory + "/countersign.conf"
         guard FileManager.default.createFile(atPath: path, contents: Data(settings.utf8)) else {
             throw CountersignError(.localClusterFailed, "cannot write \(path)")
