@@ -7,7 +7,7 @@ import FoundationNetworking
 #endif
 
 /// The typed client: errors, retries where safe, decoding, redaction.
-@Suite("The API client")
+@Suite("The API client", .urlSessionSlot)
 struct APIClientTests {
     static func client(_ fake: FakeCountersign, requestTimeout: Duration = .seconds(5), attempts: Int = 3) -> CountersignClient {
         CountersignClient(

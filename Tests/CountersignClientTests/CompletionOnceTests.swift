@@ -8,7 +8,7 @@ import FoundationNetworking
 #endif
 
 /// The completion handler is called exactly once, whatever Countersign does.
-@Suite("The completion handler is called exactly once on every path")
+@Suite("The completion handler is called exactly once on every path", .urlSessionSlot)
 struct CompletionOnceTests {
     /// A way for Countersign to fail, and how the delegate must see it.
     struct FailurePath: Sendable, CustomStringConvertible {

@@ -8,7 +8,7 @@ import FoundationNetworking
 
 /// How the delegate turns answers into credentials, names retries, reports outcomes and
 /// invalidates, against a scripted Countersign.
-@Suite("The delegate's answers, reports and invalidation")
+@Suite("The delegate's answers, reports and invalidation", .urlSessionSlot)
 struct DelegateAnswerTests {
     static func password(user: String = "svc", password: String = "pa55", domain: String? = nil) -> String {
         #"{"kind": "password", "user": "\#(user)", "password": "\#(password)", "domain": \#(domain.map { #""\#($0)""# } ?? "null")}"#

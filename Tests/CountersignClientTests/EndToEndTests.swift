@@ -8,7 +8,7 @@ import FoundationNetworking
 
 /// A plain URLSession with CountersignSessionDelegate, a real upstream server that demands Basic
 /// authentication, and a real Countersign: what a fleet app does.
-@Suite("End to end: URLSession, the delegate, Countersign and a Basic server")
+@Suite("End to end: URLSession, the delegate, Countersign and a Basic server", .urlSessionSlot)
 struct EndToEndTests {
     static let account = "svc-fleet"
 

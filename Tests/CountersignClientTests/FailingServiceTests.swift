@@ -8,7 +8,7 @@ import FoundationNetworking
 
 /// A real URLSession against a real Basic server while Countersign fails: the task still ends,
 /// each challenge answered once by the fallback.
-@Suite("A real URLSession while Countersign fails")
+@Suite("A real URLSession while Countersign fails", .urlSessionSlot)
 struct FailingServiceTests {
     enum Failure: String, Sendable, CaseIterable {
         case down, serverError, malformedJSON

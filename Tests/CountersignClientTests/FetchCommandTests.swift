@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// `countersign fetch URL`, the built executable, against a real Countersign and a Basic server.
-@Suite("countersign fetch")
+@Suite("countersign fetch", .urlSessionSlot)
 struct FetchCommandTests {
     /// The `countersign` executable built beside the test bundle (`swift build --build-tests`
     /// builds both).

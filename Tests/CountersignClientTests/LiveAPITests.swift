@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// The API client against the real service: every client operation, its answers and its errors.
-@Suite("The API client against a real Countersign")
+@Suite("The API client against a real Countersign", .urlSessionSlot)
 struct LiveAPITests {
     @Test("sessions, challenges, submitted credentials and outcomes")
     func operations() async throws {

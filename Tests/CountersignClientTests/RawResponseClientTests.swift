@@ -8,7 +8,7 @@ import FoundationNetworking
 
 /// `answerRawResponse` in the typed client: what it sends, what it refuses to send, what it never
 /// shows. (Retries are in APIClientTests' table; the real service in RawResponseEndToEndTests.)
-@Suite("The API client: raw responses")
+@Suite("The API client: raw responses", .urlSessionSlot)
 struct RawResponseClientTests {
     static let basic401 = RawResponse(
         taskId: "task-42",

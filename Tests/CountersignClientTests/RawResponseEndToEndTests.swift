@@ -6,7 +6,7 @@ import Testing
 /// demands Basic or Digest answers 401, the client forwards it to a real Countersign, sends the
 /// header it gets back, and the upstream says 200. With a wrong stored password every further 401
 /// forwarded for the task is a counted rejection, until the credential blocks.
-@Suite("End to end: raw 401/403 responses through the typed client")
+@Suite("End to end: raw 401/403 responses through the typed client", .urlSessionSlot)
 struct RawResponseEndToEndTests {
     static let account = "svc-raw"
     static let password = "correct horse: battery staple"

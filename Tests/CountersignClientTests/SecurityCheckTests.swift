@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// The security-check operations: MobileFirst-style challenge lists, failure and success reports.
-@Suite("Security checks through the API client")
+@Suite("Security checks through the API client", .urlSessionSlot)
 struct SecurityCheckTests {
     @Test("the PIN story against a real Countersign: answered, refused, counted once, then accepted")
     func pinStory() async throws {

@@ -12,7 +12,7 @@ import FoundationNetworking
 
 /// A credential handed to URLSession whose request never got an answer was not judged: the 401
 /// that asked for it is still the task's `response`, but it is not the server's verdict on it.
-@Suite("A credential whose request got no answer is not counted as rejected")
+@Suite("A credential whose request got no answer is not counted as rejected", .urlSessionSlot)
 struct UnjudgedCredentialTests {
     /// An upstream that answers 401 without `Authorization`, and with one answers only after `delay`.
     static func runSlowUpstream<T: Sendable>(delay: Duration, _ body: @Sendable (URL) async throws -> T) async throws -> T {
