@@ -103,16 +103,21 @@ public final class DecisionStateCache: Sendable {
             // A load begun before a forget may hold what the forget announced is gone: not joined.
             if let load = tenants.loads[tenantID], load.readAt == readAt { return (cached?.state, load.task) }
             let base = tenants.base(for: tenantID)
-            let task = Task { try await self.loadTenant(tenantID, base?.state) }
-            tenants.loads[tenantID] = TenantLoad(readAt: readAt, task: task)
-            Task {
-                let state = try? await task.value
-                self.tenants.withLock { tenants in
-                    // Stamped when the load ends: one that took longer than the TTL is still kept.
-                    if let state { tenants.keep(state, for: tenantID, readAt: readAt, builtOn: base) }
-                    if tenants.loads[tenantID]?.readAt == readAt { tenants.loads[tenantID] = nil }
+            // The load keeps what it read before anyone waiting for it goes on: a forget that
+            // follows must find it as the next load's base, or that load reads the tenant whole.
+            let task = Task {
+                var state: DecisionStateStore.TenantState?
+                defer {
+                    self.tenants.withLock { tenants in
+                        // Stamped when the load ends: one that took longer than the TTL is still kept.
+                        if let state { tenants.keep(state, for: tenantID, readAt: readAt, builtOn: base) }
+                        if tenants.loads[tenantID]?.readAt == readAt { tenants.loads[tenantID] = nil }
+                    }
                 }
+                state = try await self.loadTenant(tenantID, base?.state)
+                return state
             }
+            tenants.loads[tenantID] = TenantLoad(readAt: readAt, task: task)
             return (cached?.state, task)
         }
         // An entry past its time answers while its reload runs: a decision made from a state that
@@ -185,6 +190,13 @@ public final class DecisionStateCache: Sendable {
 
     public func forgetSession(_ sessionID: UUID) {
         sessions.withLock { $0.forget(sessionID) }
+    }
+
+    /// Forgets what an outcome changed: its session's memory, and the tenant's state when the
+    /// outcome blocked a credential.
+    func forget(changedBy outcome: DecisionStore.OutcomeResult, tenantID: UUID) {
+        if outcome.tenantStateChanged { forgetTenant(tenantID) }
+        if outcome.sessionStateChanged { forgetSession(outcome.decision.sessionId) }
     }
 }
 

@@ -157,10 +157,7 @@ extension DecisionService {
                 upstreamStatus: upstreamStatus,
                 source: source
             ) else { return nil }
-            if result.stateChanged {
-                cache.forgetTenant(tenantID)
-                cache.forgetSession(result.decision.sessionId)
-            }
+            cache.forget(changedBy: result, tenantID: tenantID)
             return result
         } catch let error as CountersignError where error.code == .outcomeConflict {
             return nil

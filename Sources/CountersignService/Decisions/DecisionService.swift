@@ -180,10 +180,7 @@ public struct DecisionService: Sendable {
         guard let result = try await decisions.reportOutcome(tenantID: tenantID, decisionID: decisionID, outcome: outcome, upstreamStatus: upstreamStatus, source: "report") else {
             throw CountersignError(.notFound, "no such decision")
         }
-        if result.stateChanged {
-            cache.forgetTenant(tenantID)
-            cache.forgetSession(result.decision.sessionId)
-        }
+        cache.forget(changedBy: result, tenantID: tenantID)
         return result
     }
 
@@ -208,10 +205,7 @@ public struct DecisionService: Sendable {
                 upstreamStatus: retry.upstreamStatus,
                 source: "retry"
             ) else { return nil }
-            if result.stateChanged {
-                cache.forgetTenant(session.tenantID)
-                cache.forgetSession(session.id)
-            }
+            cache.forget(changedBy: result, tenantID: session.tenantID)
             return result.counted ? earlier.id : nil
         } catch let error as CountersignError where error.code == .outcomeConflict {
             // The client reported another outcome for it meanwhile; nothing to count.

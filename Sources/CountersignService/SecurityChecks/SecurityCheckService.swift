@@ -238,10 +238,7 @@ public struct SecurityCheckService: Sendable {
             failureMessage: failureMessage,
             onlyIfPending: onlyIfPending
         ) else { return nil }
-        if report.outcome.stateChanged {
-            cache.forgetTenant(tenantID)
-            cache.forgetSession(sessionID)
-        }
+        cache.forget(changedBy: report.outcome, tenantID: tenantID)
         return SecurityCheckReport(
             decision: report.outcome.decision,
             applied: report.applied,

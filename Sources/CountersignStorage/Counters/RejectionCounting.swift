@@ -4,7 +4,8 @@ import Foundation
 
 /// Counting one rejection, exactly: an atomic increment of the counter row, and the block
 /// when the count reaches the rule's limit. Runs inside the caller's transaction, after it has
-/// taken the session, decision and credential locks (see `DecisionStore.reportOutcome`).
+/// taken the session, decision and credential locks and done the rest of its writes (see
+/// `DecisionStore.recordOutcome`).
 enum RejectionCounting {
     static func count(
         tenantID: UUID,
@@ -15,25 +16,27 @@ enum RejectionCounting {
         schedule: BlockSchedule,
         on connection: PostgresConnection
     ) throws -> DecisionStore.CounterState {
+        // One statement for the counter and its client's share: the counter row stays locked
+        // from here to the commit, and every other outcome of the credential waits for it.
         let counter = try connection.query(
             """
-            INSERT INTO rejection_counters AS rc (id, tenant_id, credential_id, space_key, failures, total_rejections, last_rejection_at)
-            VALUES ($1, $2, $3, $4, 1, 1, now())
-            ON CONFLICT (tenant_id, credential_id, space_key) DO UPDATE SET failures = rc.failures + 1,
-                total_rejections = rc.total_rejections + 1, last_rejection_at = now(), updated_at = now()
-            RETURNING rc.id, rc.failures, rc.repeated_blocks, rc.blocked_until > now() AS blocked, rc.blocked_until
+            WITH counter AS (
+                INSERT INTO rejection_counters AS rc (id, tenant_id, credential_id, space_key, failures, total_rejections, last_rejection_at)
+                VALUES ($1, $2, $3, $4, 1, 1, now())
+                ON CONFLICT (tenant_id, credential_id, space_key) DO UPDATE SET failures = rc.failures + 1,
+                    total_rejections = rc.total_rejections + 1, last_rejection_at = now(), updated_at = now()
+                RETURNING rc.id, rc.failures, rc.repeated_blocks, rc.blocked_until > now() AS blocked, rc.blocked_until
+            ), client AS (
+                INSERT INTO rejection_counter_clients AS c (counter_id, client_id, rejections, last_rejection_at)
+                SELECT id, $5, 1, now() FROM counter
+                ON CONFLICT (counter_id, client_id) DO UPDATE SET rejections = c.rejections + 1, last_rejection_at = now()
+            )
+            SELECT id, failures, repeated_blocks, blocked, blocked_until FROM counter
             """,
-            [.uuid(UUID.random()), .uuid(tenantID), .uuid(credentialID), .text(spaceKey)]
+            [.uuid(UUID.random()), .uuid(tenantID), .uuid(credentialID), .text(spaceKey), .text(clientID)]
         ).rows[0]
         let counterID: UUID = try counter.decode("id")
         let failures: Int = try counter.decode("failures")
-        try connection.execute(
-            """
-            INSERT INTO rejection_counter_clients AS c (counter_id, client_id, rejections, last_rejection_at) VALUES ($1, $2, 1, now())
-            ON CONFLICT (counter_id, client_id) DO UPDATE SET rejections = c.rejections + 1, last_rejection_at = now()
-            """,
-            [.uuid(counterID), .text(clientID)]
-        )
         let alreadyBlocked = try counter.decode("blocked", as: Bool?.self) ?? false
         guard let maxFailures, failures >= maxFailures, !alreadyBlocked else {
             return .init(failures: failures, maxFailures: maxFailures, blockedUntil: alreadyBlocked ? try counter.decode("blocked_until") : nil)

@@ -24,8 +24,12 @@ public struct DecisionStore: Sendable {
         public var counted: Bool
         /// The counter after this report, when a credential was involved.
         public var counter: CounterState?
-        /// The tenant's or the session's decision state changed: caches should reload.
-        public var stateChanged: Bool
+        /// The tenant's decision state changed (the credential is blocked now): caches of it
+        /// should reload.
+        public var tenantStateChanged: Bool
+        /// The session's decision state changed (it forgot the rejected credential): caches of
+        /// it should reload. A rejection that blocks nothing leaves the tenant's state as it was.
+        public var sessionStateChanged: Bool
     }
 
     /// A rejection counter right after a change.
@@ -127,26 +131,23 @@ public struct DecisionStore: Sendable {
             guard existing == outcome else {
                 throw CountersignError(.outcomeConflict, "this decision's outcome is already '\(existing.rawValue)'")
             }
-            return OutcomeResult(decision: decision, counted: false, counter: nil, stateChanged: false)
+            return OutcomeResult(decision: decision, counted: false, counter: nil, tenantStateChanged: false, sessionStateChanged: false)
         }
-        var counter: CounterState?
-        var stateChanged = false
-        var counted = false
+        // What this outcome does to the credential's counter is worked out first and written
+        // last, just before the commit: every outcome of the credential, from any session or
+        // instance, waits for the counter row, so the less is done while holding it, the more
+        // rejections a burst of them counts per second.
+        enum CounterChange {
+            case count(credentialID: UUID, maxFailures: Int?, schedule: BlockSchedule)
+            case reset(credentialID: UUID)
+        }
+        var counterChange: CounterChange?
+        var sessionStateChanged = false
         if outcome == .rejected, decision.disposition == .useCredential, let credentialID = decision.credentialId,
             let account = try Self.accountHoldingReleasedSecret(credentialID, releasedAt: try row.decode("tenant_version"), on: connection)
         {
             let limits = try Self.rejectionLimits(of: decision, releasing: (credentialID, account), recorded: row, tenantID: tenantID, on: connection)
-            counter = try RejectionCounting.count(
-                tenantID: tenantID,
-                credentialID: credentialID,
-                spaceKey: try row.decode("space_key"),
-                clientID: decision.clientId,
-                maxFailures: limits.maxFailures,
-                schedule: limits.schedule,
-                on: connection
-            )
-            counted = true
-            stateChanged = counter?.blockedUntil != nil
+            counterChange = .count(credentialID: credentialID, maxFailures: limits.maxFailures, schedule: limits.schedule)
             // The session forgets a credential that was just rejected.
             let forgotten = try connection.execute(
                 "DELETE FROM session_memory WHERE session_id = $1 AND credential_id = $2",
@@ -154,19 +155,15 @@ public struct DecisionStore: Sendable {
             )
             if forgotten > 0 {
                 try connection.execute("UPDATE sessions SET state_version = state_version + 1 WHERE id = $1", [.uuid(sessionID)])
-                stateChanged = true
+                sessionStateChanged = true
             }
         } else if outcome == .accepted, let credentialID = decision.credentialId,
             try Self.accountHoldingReleasedSecret(credentialID, releasedAt: try row.decode("tenant_version"), on: connection) != nil
         {
-            try connection.execute(
-                """
-                UPDATE rejection_counters SET failures = 0, repeated_blocks = 0, updated_at = now()
-                WHERE tenant_id = $1 AND credential_id = $2 AND space_key = $3 AND (failures > 0 OR repeated_blocks > 0)
-                """,
-                [.uuid(tenantID), .uuid(credentialID), .text(try row.decode("space_key"))]
-            )
+            counterChange = .reset(credentialID: credentialID)
         }
+        var counted = false
+        if case .count = counterChange { counted = true }
         let updated = try connection.query(
             """
             UPDATE decisions AS d SET outcome = $2, outcome_status = $3, outcome_at = now(), outcome_source = $4, counted = $5
@@ -174,7 +171,36 @@ public struct DecisionStore: Sendable {
             """,
             [.uuid(decisionID), .text(outcome.rawValue), PostgresValue(upstreamStatus), .text(source), .bool(counted)]
         )
-        return OutcomeResult(decision: try Self.entry(from: updated.rows[0]), counted: counted, counter: counter, stateChanged: stateChanged)
+        var counter: CounterState?
+        switch counterChange {
+        case .count(let credentialID, let maxFailures, let schedule):
+            counter = try RejectionCounting.count(
+                tenantID: tenantID,
+                credentialID: credentialID,
+                spaceKey: try row.decode("space_key"),
+                clientID: decision.clientId,
+                maxFailures: maxFailures,
+                schedule: schedule,
+                on: connection
+            )
+        case .reset(let credentialID):
+            try connection.execute(
+                """
+                UPDATE rejection_counters SET failures = 0, repeated_blocks = 0, updated_at = now()
+                WHERE tenant_id = $1 AND credential_id = $2 AND space_key = $3 AND (failures > 0 OR repeated_blocks > 0)
+                """,
+                [.uuid(tenantID), .uuid(credentialID), .text(try row.decode("space_key"))]
+            )
+        case nil:
+            break
+        }
+        return OutcomeResult(
+            decision: try Self.entry(from: updated.rows[0]),
+            counted: counted,
+            counter: counter,
+            tenantStateChanged: counter?.blockedUntil != nil,
+            sessionStateChanged: sessionStateChanged
+        )
     }
 
     /// The limit a rejection of `decision`, which released `credential`, counts against: the
