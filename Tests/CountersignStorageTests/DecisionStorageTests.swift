@@ -40,6 +40,9 @@ struct DecisionStorageTests {
             // The reports after the 30th see the block; the 30th set it; none before.
             #expect(results.filter { ($0.counter?.failures ?? 0) < 30 }.allSatisfy { $0.counter?.blockedUntil == nil })
             #expect(results.filter { ($0.counter?.failures ?? 0) >= 30 }.allSatisfy { $0.counter?.blockedUntil != nil })
+            // Only the block changes what the tenant's cached state holds.
+            #expect(results.filter { ($0.counter?.failures ?? 0) < 30 }.allSatisfy { !$0.tenantStateChanged })
+            #expect(results.filter { ($0.counter?.failures ?? 0) >= 30 }.allSatisfy { $0.tenantStateChanged })
 
             let counters = try await CounterStore(pool: fixture.pool).list(tenantID: tenantID).entries
             #expect(counters.count == 1)
