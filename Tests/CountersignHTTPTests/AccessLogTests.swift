@@ -75,9 +75,8 @@ struct AccessLogTests {
     @Test func jsonAccessLinesHaveNumbersAsNumbers() async throws {
         let keys = try ServiceProcess.Keys()
         defer { keys.remove() }
-        let instance = try ServiceProcess(databaseURL: try await TestDatabase.freshDatabase(), keys: keys, logLevel: "info", arguments: ["--log-format", "json"])
+        let instance = try await ServiceProcess.ready(databaseURL: try await TestDatabase.freshDatabase(), keys: keys, logLevel: "info", arguments: ["--log-format", "json"])
         defer { instance.stop() }
-        try await instance.waitUntilReady()
         let lines = instance.log.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         let access = try #require(lines.first { $0["msg"] as? String == "request" && $0["route"] as? String == "/readyz" }, "\(instance.log)")
         #expect(access["status"] as? Int == 200, "\(access)")
@@ -100,9 +99,8 @@ struct AccessLogTests {
     @Test func theNoticeComesWithTheSignalBeforeTheDrain() async throws {
         let keys = try ServiceProcess.Keys()
         defer { keys.remove() }
-        let instance = try ServiceProcess(databaseURL: try await TestDatabase.freshDatabase(), keys: keys, logLevel: "notice")
+        let instance = try await ServiceProcess.ready(databaseURL: try await TestDatabase.freshDatabase(), keys: keys, logLevel: "notice")
         defer { instance.stop() }
-        try await instance.waitUntilReady()
         let client = instance.client()
         let tenant = try await TestAPI(client).tenant()
         try await client.shutdown()

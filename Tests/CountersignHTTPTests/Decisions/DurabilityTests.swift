@@ -302,9 +302,8 @@ struct OutageMetricsTests {
         defer { cluster.stopInBackground() }
         let keys = try ServiceProcess.Keys()
         defer { keys.remove() }
-        let instance = try ServiceProcess(databaseURL: url, keys: keys)
+        let instance = try await ServiceProcess.ready(databaseURL: url, keys: keys)
         defer { instance.stop() }
-        try await instance.waitUntilReady()
         let client = instance.client()
         defer { Task { try? await client.shutdown() } }
         let api = TestAPI(client)

@@ -10,9 +10,8 @@ struct MasterKeyRotationTests {
         let databaseURL = try await TestDatabase.freshDatabase()
         let keys = try ServiceProcess.Keys()
         defer { keys.remove() }
-        let first = try ServiceProcess(databaseURL: databaseURL, keys: keys)
+        let first = try await ServiceProcess.ready(databaseURL: databaseURL, keys: keys)
         defer { first.stop() }
-        try await first.waitUntilReady()
 
         let otherKeys = try ServiceProcess.Keys()
         defer { otherKeys.remove() }
@@ -29,9 +28,8 @@ struct MasterKeyRotationTests {
         let databaseURL = try await TestDatabase.freshDatabase()
         let keys = try ServiceProcess.Keys()
         defer { keys.remove() }
-        let instance = try ServiceProcess(databaseURL: databaseURL, keys: keys)
+        let instance = try await ServiceProcess.ready(databaseURL: databaseURL, keys: keys)
         defer { instance.stop() }
-        try await instance.waitUntilReady()
         try await instance.stopAndWait()
 
         let devDirectory = keys.directory.appendingPathComponent("dev").path
@@ -53,8 +51,7 @@ struct MasterKeyRotationTests {
         let databaseURL = try await TestDatabase.freshDatabase()
         let keys = try ServiceProcess.Keys()
         defer { keys.remove() }
-        let before = try ServiceProcess(databaseURL: databaseURL, keys: keys)
-        try await before.waitUntilReady()
+        let before = try await ServiceProcess.ready(databaseURL: databaseURL, keys: keys)
         let client = before.client()
         let api = TestAPI(client)
         let tenant = try await api.tenant()
@@ -93,9 +90,8 @@ struct MasterKeyRotationTests {
 
         try FileManager.default.removeItem(atPath: keys.masterKeyFile)
         try FileManager.default.copyItem(atPath: newKeyFile, toPath: keys.masterKeyFile)
-        let after = try ServiceProcess(databaseURL: databaseURL, keys: keys)
+        let after = try await ServiceProcess.ready(databaseURL: databaseURL, keys: keys)
         defer { after.stop() }
-        try await after.waitUntilReady()
         let afterClient = after.client()
         defer { Task { try? await afterClient.shutdown() } }
         let afterAPI = TestAPI(afterClient)
@@ -107,9 +103,8 @@ struct MasterKeyRotationTests {
         let databaseURL = try await TestDatabase.freshDatabase()
         let keys = try ServiceProcess.Keys()
         defer { keys.remove() }
-        let instance = try ServiceProcess(databaseURL: databaseURL, keys: keys)
+        let instance = try await ServiceProcess.ready(databaseURL: databaseURL, keys: keys)
         defer { instance.stop() }
-        try await instance.waitUntilReady()
 
         let strangers = try ServiceProcess.Keys()
         defer { strangers.remove() }
@@ -122,8 +117,7 @@ struct MasterKeyRotationTests {
         #expect(refused.status == 1, "\(refused.outputText) \(refused.errorText)")
         #expect(refused.errorText.contains("the current master key given is not the one this database's data keys are sealed under"), "\(refused.errorText)")
         // The instance still runs on its key, and a new one with the same key starts.
-        let another = try ServiceProcess(databaseURL: databaseURL, keys: keys)
+        let another = try await ServiceProcess.ready(databaseURL: databaseURL, keys: keys)
         defer { another.stop() }
-        try await another.waitUntilReady()
     }
 }

@@ -16,12 +16,10 @@ struct MultiInstanceCountingTests {
         let databaseURL = try await TestDatabase.freshDatabase()
         let keys = try ServiceProcess.Keys()
         defer { keys.remove() }
-        let first = try ServiceProcess(databaseURL: databaseURL, keys: keys)
+        let first = try await ServiceProcess.ready(databaseURL: databaseURL, keys: keys)
         defer { first.stop() }
-        try await first.waitUntilReady()
-        let second = try ServiceProcess(databaseURL: databaseURL, keys: keys)
+        let second = try await ServiceProcess.ready(databaseURL: databaseURL, keys: keys)
         defer { second.stop() }
-        try await second.waitUntilReady()
         let instances = [first, second]
 
         // Set up through the first instance.

@@ -68,6 +68,22 @@ final class ServiceProcess: @unchecked Sendable {
         try process.run()
     }
 
+    /// A new instance once `/readyz` answers 200. Started again on another port when the one
+    /// `LoopbackPort` found free was bound by another process before the instance could listen
+    /// on it: a port can only be checked, not held for a child process (seen once in CI).
+    static func ready(databaseURL: String, keys: Keys, logLevel: String = "error", arguments extra: [String] = []) async throws -> ServiceProcess {
+        var attempt = 1
+        while true {
+            let instance = try ServiceProcess(databaseURL: databaseURL, keys: keys, logLevel: logLevel, arguments: extra)
+            do {
+                try await instance.waitUntilReady()
+                return instance
+            } catch where attempt < 3 && !instance.isRunning && instance.log.contains("the address is in use") {
+                attempt += 1
+            }
+        }
+    }
+
     /// The status `GET path` gets, or `nil` when nothing answers.
     func status(of path: String) async -> Int? {
         try? await TestClient.withClient(host: "127.0.0.1", port: port) { client in

@@ -28,9 +28,8 @@ struct TestService {
         #expect(FileManager.default.isExecutableFile(atPath: liveExecutable), "COUNTERSIGN_TEST_EXECUTABLE names no executable")
         let keys = try ServiceProcess.Keys()
         defer { keys.remove() }
-        let instance = try ServiceProcess(databaseURL: try await TestDatabase.freshDatabase(), keys: keys)
+        let instance = try await ServiceProcess.ready(databaseURL: try await TestDatabase.freshDatabase(), keys: keys)
         defer { instance.stop() }
-        try await instance.waitUntilReady()
         let client = instance.client()
         // The process's log says why it died (a trap's message and backtrace); it goes with its
         // directory at the end.
