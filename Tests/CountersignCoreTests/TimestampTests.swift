@@ -73,4 +73,34 @@ struct TimestampTests {
         #expect(Timestamp.format(date).hasSuffix(".129Z"))
         #expect(Timestamp.format(Date(timeIntervalSince1970: 1_795_000_000.999_9)).hasSuffix(":40.999Z"))
     }
+
+    /// Written in the calendar they are read in, and PostgreSQL's: the proleptic Gregorian one,
+    /// before 1582 too (a certificate may be dated there), where Foundation's turns Julian.
+    @Test(arguments: [
+        ("0000-01-01T00:00:00.000Z", -62_167_219_200.0), ("0001-01-02T00:00:00.000Z", -62_135_510_400.0),
+        ("1500-03-01T12:00:00.250Z", -14_826_628_799.75), ("1582-10-10T00:00:00.000Z", -12_219_724_800.0),
+        ("1969-12-31T23:59:59.999Z", -0.001), ("9999-12-31T23:59:59.999Z", 253_402_300_799.999),
+    ])
+    func earlyAndLateTimesAreWrittenGregorian(_ text: String, _ seconds: Double) throws {
+        let date = Date(timeIntervalSince1970: seconds)
+        #expect(Timestamp.format(date) == text)
+        #expect(abs(try #require(Timestamp.parse(text)).timeIntervalSince(date)) < 0.000_001)
+    }
+
+    /// Every second of the four-digit years, and every millisecond of this era's: a Double holds
+    /// the milliseconds of a time far from 1970 only approximately, but certificates' times are
+    /// whole seconds.
+    @Test func timesRoundTripAcrossTheFourDigitYears() throws {
+        for _ in 0..<5000 {
+            let second = Int64.random(in: -62_167_219_200...253_402_300_799)
+            let millisecond = Int64.random(in: 0...4_102_444_800_000)
+            for (milliseconds, text) in [
+                (second * 1000, Timestamp.format(Date(timeIntervalSince1970: Double(second)))),
+                (millisecond, Timestamp.format(Date(timeIntervalSince1970: Double(millisecond) / 1000))),
+            ] {
+                let parsed = try #require(Timestamp.parse(text), "\(text)")
+                #expect(Int64((parsed.timeIntervalSince1970 * 1000).rounded()) == milliseconds, "\(text)")
+            }
+        }
+    }
 }

@@ -867,6 +867,32 @@ struct RawResponseTests {
         }
     }
 
+    /// A response that cannot be answered (every challenge malformed, or an `auth-int` challenge
+    /// without the request's body) is refused before the rejection it implies is counted: the 400
+    /// leaves the earlier release without an outcome, and the response sent again, answerable,
+    /// counts it once.
+    @Test func anUnanswerableSecond401CountsNothing() async throws {
+        try await TestService.run { api in
+            let (tenant, session) = try await aliceSession(api)
+            let first = try await api.response(tenant, session: session, headers: digest("n1", stale: false), method: "POST")
+            let released = try #require(first.string("decisionId"), "\(first)")
+            let authInt = [["WWW-Authenticate", #"Digest realm="Files", nonce="n2", qop="auth-int""#]]
+            let missingBody = try await api.response(tenant, session: session, headers: authInt, method: "POST")
+            #expect(missingBody.status == 400 && missingBody.errorCode == "digest_entity_body_required", "\(missingBody)")
+            let noNonce = [["WWW-Authenticate", #"Digest realm="Files", qop="auth""#]]
+            let malformed = try await api.response(tenant, session: session, headers: noNonce, method: "POST")
+            #expect(malformed.status == 400 && malformed.errorCode == "missing_challenge_parameter", "\(malformed)")
+            #expect(try await decision(api, tenant, released).json["outcome"] is NSNull)
+            #expect(try await api.counters(tenant).isEmpty)
+
+            let answered = try await api.response(
+                tenant, session: session, headers: authInt, method: "POST", extraRequest: ["body": Data("q3".utf8).base64EncodedString()]
+            )
+            #expect(answered.status == 200 && answered.string("countedRejection") == released, "\(answered)")
+            #expect(try await api.counters(tenant).first?["failures"] as? Int == 1)
+        }
+    }
+
     @Test func sessionsAndDecisionsOfOthersAreNotFound() async throws {
         try await TestService.run { api in
             let tenant = try await releasing(api)

@@ -189,8 +189,8 @@ struct TimestampTests {
     @Test("civil dates round trip over a wide range")
     func civil() {
         for days in stride(from: Int64(-800_000), through: 3_000_000, by: 997) {
-            let (year, month, day) = PostgresTimestamp.civilDate(daysSinceEpoch: days)
-            #expect(PostgresTimestamp.daysSinceEpoch(year: year, month: month, day: day) == days)
+            let (year, month, day) = CivilDate.date(daysSince1970: days)
+            #expect(CivilDate.daysSince1970(year: year, month: month, day: day) == days)
         }
     }
 }

@@ -83,7 +83,7 @@ extension DecisionEngine {
                 why = "it names a password credential, not a client identity"
             } else if named == nil, account == nil, !listsClientCertificates {
                 why = "it names no client identity, and does not list client certificates among its methods"
-            } else if let named {
+            } else if named != nil {
                 why = candidates.isEmpty ? "the client identity it names does not exist" : "the client identity it names is expired or not yet valid"
             } else if let account {
                 why = candidates.isEmpty ? "no client identity has the subject '\(account)'" : "every client identity with the subject '\(account)' is expired or not yet valid"

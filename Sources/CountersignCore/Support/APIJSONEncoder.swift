@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Writes the API's JSON: object keys sorted, timestamps as ``Timestamp`` writes them, UUIDs in
 /// lower case (RFC 9562's output form, and the form the database and the log lines show), `Data`

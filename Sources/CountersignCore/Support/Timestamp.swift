@@ -3,16 +3,20 @@ public import Foundation
 /// The API's timestamps: written RFC 3339 in UTC with milliseconds, so that two decisions within
 /// one second still sort; read in any RFC 3339 form.
 public enum Timestamp {
-    static let withFraction = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
-
-    /// The time to the millisecond, truncated (a time is never shown later than it was).
+    /// The time to the millisecond, truncated (a time is never shown later than it was), in the
+    /// proleptic Gregorian calendar (``CivilDate``) that ``parse(_:)`` and PostgreSQL use.
     public static func format(_ date: Date) -> String {
-        // The formatter truncates, and a time on a millisecond (a client's `.129`, PostgreSQL's
-        // `.129000`) can sit a hair below it as a Double and would print as `.128`. Times carry
-        // at most microseconds, so anything within half a microsecond of the next millisecond
-        // is on it; the middle of the millisecond then formats as that millisecond.
-        let milliseconds = (date.timeIntervalSince1970 * 1000 + 0.0005).rounded(.down)
-        return Date(timeIntervalSince1970: (milliseconds + 0.5) / 1000).formatted(withFraction)
+        // A time on a millisecond (a client's `.129`, PostgreSQL's `.129000`) can sit a hair below
+        // it as a Double and would truncate to `.128`. Times carry at most microseconds, so
+        // anything within half a microsecond of the next millisecond is on it.
+        let milliseconds = Int64((date.timeIntervalSince1970 * 1000 + 0.0005).rounded(.down))
+        let seconds = CivilDate.floorDivide(milliseconds, 1000)
+        let days = CivilDate.floorDivide(seconds, 86400)
+        let secondOfDay = seconds - days * 86400
+        let (year, month, day) = CivilDate.date(daysSince1970: days)
+        return CivilDate.padded(year, 4) + "-" + CivilDate.padded(month, 2) + "-" + CivilDate.padded(day, 2)
+            + "T" + CivilDate.padded(secondOfDay / 3600, 2) + ":" + CivilDate.padded(secondOfDay / 60 % 60, 2) + ":" + CivilDate.padded(secondOfDay % 60, 2)
+            + "." + CivilDate.padded(milliseconds - seconds * 1000, 3) + "Z"
     }
 
     /// Reads any RFC 3339 date-time (§5.6): `T` or `t`, `Z` or `z` or an offset up to ±23:59,
@@ -67,7 +71,7 @@ public enum Timestamp {
         }
         guard index == bytes.count else { return nil }
 
-        let seconds = daysSince1970(year: year, month: month, day: day) * 86400 + hour * 3600 + minute * 60 + second - offsetSeconds
+        let seconds = Int(CivilDate.daysSince1970(year: Int64(year), month: Int64(month), day: Int64(day))) * 86400 + hour * 3600 + minute * 60 + second - offsetSeconds
         if second == 60 {
             // The second before it must be the UTC day's last.
             guard (seconds - 1) % 86400 == 86399 || (seconds - 1) % 86400 == -1 else { return nil }
@@ -78,16 +82,5 @@ public enum Timestamp {
     private static func daysIn(_ month: Int, of year: Int) -> Int {
         let isLeapYear = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
         return [31, isLeapYear ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
-    }
-
-    /// Days from 1970-01-01 to a date of the proleptic Gregorian calendar (H. Hinnant's
-    /// `days_from_civil`).
-    private static func daysSince1970(year: Int, month: Int, day: Int) -> Int {
-        let shiftedYear = month <= 2 ? year - 1 : year
-        let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
-        let yearOfEra = shiftedYear - era * 400
-        let dayOfYear = (153 * ((month + 9) % 12) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
     }
 }

@@ -1,7 +1,7 @@
 import CountersignCore
 public import Hummingbird
 import Logging
-public import NIOCore
+import NIOCore
 import Synchronization
 
 /// The context of every request. Authenticated route groups narrow it to a context that can

@@ -216,13 +216,16 @@ struct CredentialController: Sendable {
     }
 }
 
-// Request bodies carrying a password must never reach a log line through interpolation.
-extension CredentialController.SaveCredential: CustomStringConvertible {
+// Request bodies carrying a password must never reach a log line through interpolation, nor
+// through `dump` or anything else that reads a mirror.
+extension CredentialController.SaveCredential: CustomStringConvertible, CustomReflectable {
     var description: String { "SaveCredential(host: \(host), account: \(account), password: redacted)" }
+    var customMirror: Mirror { Mirror(self, children: ["host": host, "account": account, "password": "redacted"], displayStyle: .struct) }
 }
 
-extension CredentialController.UpdateCredential: CustomStringConvertible {
+extension CredentialController.UpdateCredential: CustomStringConvertible, CustomReflectable {
     var description: String { "UpdateCredential(password: \(password == nil ? "unchanged" : "redacted"))" }
+    var customMirror: Mirror { Mirror(self, children: ["password": password == nil ? "unchanged" : "redacted"], displayStyle: .struct) }
 }
 
 /// A credential as admins see it: its attributes and owner, never its secret.

@@ -46,7 +46,7 @@ struct DecisionController: Sendable {
             let decisionID = try context.parameters.uuid("decisionId")
             let input = try await body.decode(ReportOutcome.self, from: request)
             if let status = input.upstreamStatus { try Validation.range(status, 100...599, field: "upstreamStatus") }
-            let result = try await decisions.reportOutcome(input.outcome, upstreamStatus: input.upstreamStatus, decisionID: decisionID, tenantID: context.tenantID)
+            let result = try await decisions.reportOutcome(input.outcome, upstreamStatus: input.upstreamStatus, decisionID: decisionID, tenantID: context.tenantID, keyID: context.key.id)
             let counter = result.counter.map { state in
                 OutcomeResponse.Counter(
                     failures: state.failures,

@@ -112,10 +112,11 @@ struct IdentityController: Sendable {
     }
 }
 
-// The upload carries a private key and its passwords: never in a log line.
-extension IdentityController.UploadIdentity: CustomStringConvertible, CustomDebugStringConvertible {
+// The upload carries a private key and its passwords: never in a log line, nor in a mirror.
+extension IdentityController.UploadIdentity: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     var description: String { "UploadIdentity(\(pkcs12 != nil ? "pkcs12" : "pem"), label: \(label ?? "none"), key: redacted)" }
     var debugDescription: String { description }
+    var customMirror: Mirror { Mirror(self, children: ["label": label ?? "none", "key": "redacted"], displayStyle: .struct) }
 }
 
 /// An identity as admins see it: its certificate and state, never its key.

@@ -103,7 +103,8 @@ struct SecurityCheckController: Sendable {
             securityCheck: name,
             sessionID: sessionID,
             decisionID: decisionID,
-            tenantID: context.tenantID
+            tenantID: context.tenantID,
+            keyID: context.key.id
         )
         let counter = report.counter.map { state in
             DecisionController.OutcomeResponse.Counter(

@@ -78,6 +78,7 @@ struct SessionController: Sendable {
             let input = try await body.decode(SubmitCredential.self, from: request)
             let submission = try await sessions.submit(
                 tenantID: context.tenantID,
+                keyID: context.key.id,
                 sessionID: sessionID,
                 space: input.protectionSpace,
                 user: input.user,
@@ -90,7 +91,8 @@ struct SessionController: Sendable {
     }
 }
 
-// The submitted password must never reach a log line through string interpolation.
-extension SessionController.SubmitCredential: CustomStringConvertible {
+// The submitted password must never reach a log line through string interpolation, nor a mirror.
+extension SessionController.SubmitCredential: CustomStringConvertible, CustomReflectable {
     var description: String { "SubmitCredential(user: \(user), persistence: \(persistence.rawValue), password: redacted)" }
+    var customMirror: Mirror { Mirror(self, children: ["user": user, "persistence": persistence.rawValue, "password": "redacted"], displayStyle: .struct) }
 }

@@ -1,3 +1,4 @@
+import CountersignCore
 import Foundation
 
 /// Timestamps in the text forms PostgreSQL reads and (with `DateStyle = ISO`) writes.
@@ -12,18 +13,18 @@ enum PostgresTimestamp {
     /// `2024-02-29T13:04:05.123456Z` (UTC, microseconds; ` BC` appended before year 1).
     static func format(_ date: Date) -> String {
         let microseconds = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
-        let seconds = floorDivide(microseconds, microsecondsPerSecond)
+        let seconds = CivilDate.floorDivide(microseconds, microsecondsPerSecond)
         let fraction = microseconds - seconds * microsecondsPerSecond
-        let days = floorDivide(seconds, secondsPerDay)
+        let days = CivilDate.floorDivide(seconds, secondsPerDay)
         let secondOfDay = seconds - days * secondsPerDay
-        let (year, month, day) = civilDate(daysSinceEpoch: days)
+        let (year, month, day) = CivilDate.date(daysSince1970: days)
 
         // PostgreSQL has no year 0: astronomical year 0 is 1 BC.
         let isBC = year <= 0
         let displayYear = isBC ? 1 - year : year
-        var text = pad(displayYear, 4) + "-" + pad(month, 2) + "-" + pad(day, 2)
-        text += "T" + pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2)
-        text += "." + pad(fraction, 6) + "Z"
+        var text = CivilDate.padded(displayYear, 4) + "-" + CivilDate.padded(month, 2) + "-" + CivilDate.padded(day, 2)
+        text += "T" + CivilDate.padded(secondOfDay / 3600, 2) + ":" + CivilDate.padded(secondOfDay / 60 % 60, 2) + ":" + CivilDate.padded(secondOfDay % 60, 2)
+        text += "." + CivilDate.padded(fraction, 6) + "Z"
         if isBC { text += " BC" }
         return text
     }
@@ -88,42 +89,9 @@ enum PostgresTimestamp {
         }
         guard scanner.isAtEnd else { return nil }
 
-        let days = daysSinceEpoch(year: year, month: month, day: day)
+        let days = CivilDate.daysSince1970(year: year, month: month, day: day)
         let seconds = days * secondsPerDay + secondOfDay - offsetSeconds
         return Date(timeIntervalSince1970: Double(seconds) + Double(microseconds) / 1_000_000)
-    }
-
-    // Howard Hinnant's days_from_civil / civil_from_days, proleptic Gregorian.
-    static func daysSinceEpoch(year: Int64, month: Int64, day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = floorDivide(y, 400)
-        let yearOfEra = y - era * 400
-        let monthIndex = month > 2 ? month - 3 : month + 9
-        let dayOfYear = (153 * monthIndex + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    static func civilDate(daysSinceEpoch days: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        let z = days + 719_468
-        let era = floorDivide(z, 146_097)
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
-
-    private static func floorDivide(_ a: Int64, _ b: Int64) -> Int64 {
-        let (quotient, remainder) = a.quotientAndRemainder(dividingBy: b)
-        return remainder < 0 ? quotient - 1 : quotient
-    }
-
-    private static func pad(_ value: Int64, _ width: Int) -> String {
-        let digits = String(value)
-        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
     }
 }
 

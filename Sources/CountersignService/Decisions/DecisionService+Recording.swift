@@ -61,17 +61,12 @@ extension DecisionService {
         prepare: (Planned, ReleasedCredential?) throws -> Prepared
     ) async throws -> (decision: RecordedDecision, planned: Planned, prepared: Prepared) {
         for _ in 0..<Self.attempts {
-            let session = try await cache.session(asker.sessionID, tenantID: asker.tenantID)
-            let tenant = try await cache.tenant(answering: asker)
-            // The database's clock set the blocks and the session's expiry, and the writer judges
-            // by it: so does the decision. By this instance's own clock, running ahead, a
-            // credential still blocked would be released; running behind, an ended session would
-            // be decided in (the writer refuses that: `.sessionEnded`).
-            let now = tenant.databaseNow
-            guard session.session.isActive(at: now) else {
+            let state = try await state(for: asker)
+            let (session, tenant) = (state.session, state.tenant)
+            guard session.session.isActive(at: state.now) else {
                 throw CountersignError(.sessionInvalidated, "the session is invalidated; open a new one")
             }
-            let planned = try plan(DecisionState(session: session, tenant: tenant, now: now))
+            let planned = try plan(state)
             let decisionPlan = planned.plan
             let memoryKey = decisionPlan.memoryKey ?? planned.space.key
             if decisionPlan.passedOverMemory, let stale = session.memory[memoryKey]?.credentialID {
@@ -140,7 +135,7 @@ extension DecisionService {
     }
 
     /// Records the outcome of an earlier decision that a later response showed (`source`
-    /// `response`), keeping the caches honest as ``reportOutcome(_:upstreamStatus:decisionID:tenantID:)``
+    /// `response`), keeping the caches honest as ``reportOutcome(_:upstreamStatus:decisionID:tenantID:keyID:)``
     /// does. `nil` when the decision already has another outcome (nothing more to record).
     public func recordOutcome(
         _ outcome: Outcome,
@@ -162,6 +157,18 @@ extension DecisionService {
         } catch let error as CountersignError where error.code == .outcomeConflict {
             return nil
         }
+    }
+
+    /// The state a decision for `asker` is made from now (``decideAndRecord(taskID:kind:previousFailureCount:for:plan:prepare:)``),
+    /// whether the session is live or not.
+    func state(for asker: Asker) async throws -> DecisionState {
+        let session = try await cache.session(asker.sessionID, tenantID: asker.tenantID)
+        let tenant = try await cache.tenant(answering: asker)
+        // The database's clock set the blocks and the session's expiry, and the writer judges by
+        // it: so does the decision. By this instance's own clock, running ahead, a credential still
+        // blocked would be released; running behind, an ended session would be decided in (the
+        // writer refuses that: `.sessionEnded`).
+        return DecisionState(session: session, tenant: tenant, now: tenant.databaseNow)
     }
 
     /// The session, ended or not, if it belongs to the tenant (`not_found` otherwise).
@@ -200,9 +207,16 @@ extension DecisionStateCache {
     /// The asker's tenant settings as they are now, refused as ``tenant(answering:fresh:)``
     /// refuses: for the routes that act on the policy alone.
     func settings(answering asker: DecisionService.Asker) async throws -> DecisionStateStore.TenantSettings {
-        let settings = try await settings(asker.tenantID)
+        try await settings(asker.tenantID, answering: asker.keyID)
+    }
+
+    /// The tenant's settings as they are now, unless they say the tenant is disabled or the key
+    /// `keyID` revoked: for every route that writes what a key asks (an outcome, a submission, a
+    /// session), which an instance that has not heard of the change yet would otherwise take.
+    func settings(_ tenantID: UUID, answering keyID: UUID) async throws -> DecisionStateStore.TenantSettings {
+        let settings = try await settings(tenantID)
         guard !settings.disabled else { throw CountersignError(.tenantDisabled, "this tenant is disabled") }
-        guard !settings.revokedKeys.contains(asker.keyID) else { throw CountersignError(.invalidAPIKey, "the API key is not valid") }
+        guard !settings.revokedKeys.contains(keyID) else { throw CountersignError(.invalidAPIKey, "the API key is not valid") }
         return settings
     }
 }

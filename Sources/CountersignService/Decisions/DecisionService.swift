@@ -175,9 +175,11 @@ public struct DecisionService: Sendable {
         return (plan, endedSession, countedRejection)
     }
 
-    /// Records an outcome the client reports and keeps the caches honest.
-    public func reportOutcome(_ outcome: Outcome, upstreamStatus: Int?, decisionID: UUID, tenantID: UUID) async throws -> DecisionStore.OutcomeResult {
-        guard let result = try await decisions.reportOutcome(tenantID: tenantID, decisionID: decisionID, outcome: outcome, upstreamStatus: upstreamStatus, source: "report") else {
+    /// Records an outcome the client reports with key `keyID` and keeps the caches honest.
+    public func reportOutcome(_ outcome: Outcome, upstreamStatus: Int?, decisionID: UUID, tenantID: UUID, keyID: UUID) async throws -> DecisionStore.OutcomeResult {
+        guard let result = try await decisions.reportOutcome(
+            tenantID: tenantID, decisionID: decisionID, outcome: outcome, upstreamStatus: upstreamStatus, source: "report", reportedBy: keyID
+        ) else {
             throw CountersignError(.notFound, "no such decision")
         }
         cache.forget(changedBy: result, tenantID: tenantID)

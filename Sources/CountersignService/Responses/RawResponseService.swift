@@ -43,11 +43,23 @@ public struct RawResponseService: Sendable {
     }
 
     /// What the answer will be built from once the decision is recorded.
-    enum Prepared: Sendable {
+    enum Prepared: Sendable, CustomStringConvertible, CustomReflectable {
         case none
+        /// The whole header value: the password, in base64.
         case basic(headerValue: String)
         case digest(DigestChallenge, credentialID: UUID)
         case ntlm
+
+        var description: String {
+            switch self {
+            case .none: "none"
+            case .basic: "basic(headerValue: redacted)"
+            case .digest(_, let credentialID): "digest(credentialID: \(credentialID))"
+            case .ntlm: "ntlm"
+            }
+        }
+
+        var customMirror: Mirror { Mirror(self, children: ["answer": description], displayStyle: .enum) }
     }
 
     public func answer(_ response: RawResponse, for asker: DecisionService.Asker) async throws -> ResponseAnswer {
@@ -76,14 +88,17 @@ public struct RawResponseService: Sendable {
                     }
                     continued = earlier
                     failureCount = earlier.previousFailureCount
-                } else if let result = try await decisions.recordOutcome(
-                    .rejected,
-                    upstreamStatus: context.status,
-                    of: earlier.id,
-                    tenantID: asker.tenantID,
-                    source: "response"
-                ), result.counted {
-                    countedRejection = earlier.id
+                } else {
+                    try await checkAnswerable(context, failureCount: failureCount, for: asker)
+                    if let result = try await decisions.recordOutcome(
+                        .rejected,
+                        upstreamStatus: context.status,
+                        of: earlier.id,
+                        tenantID: asker.tenantID,
+                        source: "response"
+                    ), result.counted {
+                        countedRejection = earlier.id
+                    }
                 }
             }
         }
@@ -97,16 +112,7 @@ public struct RawResponseService: Sendable {
                 kind: "response",
                 previousFailureCount: failureCount,
                 for: asker,
-                plan: { state in
-                    try ResponseDecider.plan(context, policy: state.tenant.policy.policy, canAnswer: Self.canAnswer) { space in
-                        // A Digest header is computed here; Basic's carries the password, and NTLM's
-                        // handshake runs in the client with it.
-                        state.plan(
-                            for: Challenge(taskId: context.taskId, protectionSpace: space, previousFailureCount: failureCount),
-                            releasesPassword: space.method != .httpDigest
-                        )
-                    }
-                },
+                plan: { state in try Self.plan(context, from: state, failureCount: failureCount) },
                 prepare: { planned, released in try prepare(planned, released: released, context: context) }
             )
             var authorization: ResponseAnswer.HeaderField?
@@ -163,6 +169,29 @@ public struct RawResponseService: Sendable {
             protectionSpace: .init(planned.space),
             challenges: planned.selection.assessments.map { .init($0, plans: planned.plansBySpaceKey, context: context) }
         )
+    }
+
+    /// How `context` is answered from `state` (``ResponseDecider``), at the task's `failureCount`.
+    static func plan(_ context: RawResponseContext, from state: DecisionService.DecisionState, failureCount: Int) throws -> ResponsePlan {
+        try ResponseDecider.plan(context, policy: state.tenant.policy.policy, canAnswer: Self.canAnswer) { space in
+            // A Digest header is computed here; Basic's carries the password, and NTLM's
+            // handshake runs in the client with it.
+            state.plan(
+                for: Challenge(taskId: context.taskId, protectionSpace: space, previousFailureCount: failureCount),
+                releasesPassword: space.method != .httpDigest
+            )
+        }
+    }
+
+    /// Refuses, before the rejection it implies is counted, a response that cannot be answered
+    /// (every challenge malformed; a Digest `auth-int` challenge without the request's body; a
+    /// request method or target no header can name): a malformed response says nothing about the
+    /// credential, and a 400 must leave nothing written. Judged on the state as it is, with the
+    /// account of the credential that would be released and no secret opened.
+    private func checkAnswerable(_ context: RawResponseContext, failureCount: Int, for asker: DecisionService.Asker) async throws {
+        let planned = try Self.plan(context, from: try await decisions.state(for: asker), failureCount: failureCount)
+        let account = planned.plan.credential.map { ReleasedCredential(kind: $0.kind, user: $0.attributes.account, password: "", domain: $0.domain) }
+        _ = try prepare(planned, released: account, context: context)
     }
 
     /// Runs `record`, the decision that continues `claimed` and the answer built from it; if

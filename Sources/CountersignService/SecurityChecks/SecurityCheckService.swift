@@ -47,7 +47,7 @@ public struct SecurityCheckService: Sendable {
         for name in challenges.names {
             guard let message = challenges.challenges[name].flatMap(SecurityCheckPayload.rechallengeMessage(in:)) else { continue }
             _ = try await record(
-                .rejected, securityCheck: name, sessionID: asker.sessionID, decisionID: nil, tenantID: asker.tenantID,
+                .rejected, securityCheck: name, sessionID: asker.sessionID, decisionID: nil, tenantID: asker.tenantID, keyID: asker.keyID,
                 failureMessage: message, onlyIfPending: true
             )
         }
@@ -202,12 +202,13 @@ public struct SecurityCheckService: Sendable {
         securityCheck: String,
         sessionID: UUID,
         decisionID: UUID?,
-        tenantID: UUID
+        tenantID: UUID,
+        keyID: UUID
     ) async throws -> SecurityCheckReport {
         try SecurityCheckName.validate(securityCheck, field: "securityCheck")
         try SecurityCheckPayload.validateReport(payload, field: outcome == .accepted ? "success" : "failure")
         guard let report = try await record(
-            outcome, securityCheck: securityCheck, sessionID: sessionID, decisionID: decisionID, tenantID: tenantID,
+            outcome, securityCheck: securityCheck, sessionID: sessionID, decisionID: decisionID, tenantID: tenantID, keyID: keyID,
             failureMessage: outcome == .rejected ? SecurityCheckPayload.failureMessage(in: payload) : nil, onlyIfPending: false
         ) else {
             throw CountersignError(.internalError, "a report changed nothing without saying why")
@@ -221,12 +222,13 @@ public struct SecurityCheckService: Sendable {
         sessionID: UUID,
         decisionID: UUID?,
         tenantID: UUID,
+        keyID: UUID,
         failureMessage: String?,
         onlyIfPending: Bool
     ) async throws -> SecurityCheckReport? {
         // The handler as it is now: a report through this instance counts against the limits an
-        // admin set through any.
-        let handler = try await cache.settings(tenantID).policy.policy.securityCheckHandler(named: securityCheck)
+        // admin set through any, and not with a key revoked through any.
+        let handler = try await cache.settings(tenantID, answering: keyID).policy.policy.securityCheckHandler(named: securityCheck)
         let limits = Self.countingLimits(of: handler)
         guard let report = try await store.report(
             tenantID: tenantID,

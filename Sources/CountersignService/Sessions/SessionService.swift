@@ -20,8 +20,8 @@ public struct SessionService: Sendable {
         try Validation.name(clientID, field: "clientId")
         if let label { try Validation.text(label, field: "label", maxLength: 200) }
         // The settings as they are now, not as cached: a lifetime an admin lowered through another
-        // instance holds here at once.
-        let settings = try await cache.settings(tenantID).policy.policy.settings
+        // instance holds here at once, as does a revoked key.
+        let settings = try await cache.settings(tenantID, answering: keyID).policy.policy.settings
         let ttl = ttlSeconds ?? settings.sessionTTLDefault
         guard ttl >= 1, ttl <= settings.sessionTTLMaximum else {
             throw CountersignError(.invalidTTL, "'ttlSeconds' must be between 1 and this tenant's maximum, \(settings.sessionTTLMaximum)")
@@ -56,6 +56,7 @@ public struct SessionService: Sendable {
     /// clients keep credentials there with `persistence`.
     public func submit(
         tenantID: UUID,
+        keyID: UUID,
         sessionID: UUID,
         space: ProtectionSpace,
         user: String,
@@ -74,8 +75,9 @@ public struct SessionService: Sendable {
             throw CountersignError(.invalidField, "clients submit passwords only for password methods, not \(space.method.rawValue)")
         }
         let sessionState = try await cache.session(sessionID, tenantID: tenantID)
-        // The policy as it is now: which persistences it allows is not left to a cached copy.
-        let tenant = try await cache.settings(tenantID)
+        // The policy as it is now: which persistences it allows is not left to a cached copy, nor
+        // whether the key still counts.
+        let tenant = try await cache.settings(tenantID, answering: keyID)
         // By the database's clock, which judges again when the credential is saved.
         guard sessionState.session.isActive(at: tenant.databaseNow) else {
             throw CountersignError(.sessionInvalidated, "the session is invalidated; open a new one")

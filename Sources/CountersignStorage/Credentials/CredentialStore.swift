@@ -415,11 +415,12 @@ public struct CredentialStore: Sendable {
     /// it, whose memory its deletion deletes: sessions come first in the lock order, and the
     /// decision recorder, which holds a session and then the tenant while it adds to that
     /// session's memory, would otherwise deadlock with a deletion holding the memory row and
-    /// waiting for the tenant.
+    /// waiting for the tenant. Only the tenant's own sessions: an admin naming another tenant's
+    /// credential is answered 404 without holding that tenant's sessions meanwhile.
     static func lockSessionsHolding(tenantID: UUID, credentialID: UUID, on connection: PostgresConnection) throws {
         try connection.execute(
             """
-            SELECT 1 FROM sessions WHERE id IN (
+            SELECT 1 FROM sessions WHERE tenant_id = $1 AND id IN (
                 SELECT owner_session_id FROM credentials WHERE tenant_id = $1 AND id = $2
                 UNION SELECT session_id FROM session_memory WHERE credential_id = $2)
             ORDER BY id FOR NO KEY UPDATE

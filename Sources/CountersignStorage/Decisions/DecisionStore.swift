@@ -70,17 +70,22 @@ public struct DecisionStore: Sendable {
     /// different one is `outcome_conflict`. A rejection of a released credential counts
     /// against it and may block it; an acceptance resets its count; a rejection with upstream
     /// status 403 is recorded as `refused` and not counted. `nil`: no such decision.
+    ///
+    /// `reportedBy`: the key of a client that reports the outcome itself, refused
+    /// (`invalid_api_key`, `tenant_disabled`) with nothing recorded when the database says it was
+    /// revoked or its tenant disabled, as an instance that has not heard of that yet would take it.
     public func reportOutcome(
         tenantID: UUID,
         decisionID: UUID,
         outcome: Outcome,
         upstreamStatus: Int?,
-        source: String
+        source: String,
+        reportedBy keyID: UUID? = nil
     ) async throws -> OutcomeResult? {
         try await pool.withTransaction { connection in
             try Self.recordOutcome(
                 tenantID: tenantID, decisionID: decisionID, outcome: outcome, upstreamStatus: upstreamStatus, source: source,
-                acceptingSecurityChecks: false, on: connection
+                acceptingSecurityChecks: false, reportedBy: keyID, on: connection
             )
         }
     }
@@ -94,13 +99,25 @@ public struct DecisionStore: Sendable {
         upstreamStatus: Int?,
         source: String,
         acceptingSecurityChecks: Bool,
+        reportedBy keyID: UUID? = nil,
         on connection: PostgresConnection
     ) throws -> OutcomeResult? {
         let outcome = Outcome.recorded(outcome, upstreamStatus: upstreamStatus)
-        guard let sessionID = try connection.query(
-            "SELECT session_id FROM decisions WHERE tenant_id = $1 AND id = $2",
-            [.uuid(tenantID), .uuid(decisionID)]
-        ).rows.first?.decode("session_id", as: UUID.self) else { return nil }
+        // The reporter's access is read with the decision: no round trip more per outcome.
+        guard let found = try connection.query(
+            """
+            SELECT d.session_id, t.disabled_at IS NOT NULL AS disabled,
+                EXISTS (SELECT 1 FROM api_keys k WHERE k.id = $3 AND k.revoked_at IS NOT NULL) AS revoked
+            FROM decisions d JOIN tenants t ON t.id = d.tenant_id
+            WHERE d.tenant_id = $1 AND d.id = $2
+            """,
+            [.uuid(tenantID), .uuid(decisionID), PostgresValue(keyID)]
+        ).rows.first else { return nil }
+        if keyID != nil {
+            if try found.decode("disabled", as: Bool.self) { throw CountersignError(.tenantDisabled, "this tenant is disabled") }
+            if try found.decode("revoked", as: Bool.self) { throw CountersignError(.invalidAPIKey, "the API key is not valid") }
+        }
+        let sessionID: UUID = try found.decode("session_id")
         // Lock order of every transaction here: sessions, decisions, credentials, counters, tenants.
         try connection.execute("SELECT 1 FROM sessions WHERE id = $1 FOR NO KEY UPDATE", [.uuid(sessionID)])
         // Gone since the first read only if the retention sweep deleted it meanwhile.
@@ -343,7 +360,9 @@ public struct DecisionStore: Sendable {
     }
 
     static func lastRelease(sessionID: UUID, retry: Retry, on connection: PostgresConnection) throws -> DecisionEntry? {
-        let released = "d.session_id = $1 AND d.space_key = $2 AND d.disposition = 'useCredential'"
+        // A security check's answer is judged by the check's own reports, which also count the
+        // client's attempts: a challenge made to look like its retry rejects nothing.
+        let released = "d.session_id = $1 AND d.space_key = $2 AND d.disposition = 'useCredential' AND d.kind <> 'securityCheck'"
         let earlierAttempt = "d.task_id = $3 AND d.previous_failure_count < $4"
         let select = "SELECT \(Self.columns), d.released_user, c.domain AS credential_domain FROM decisions d LEFT JOIN credentials c ON c.id = d.credential_id"
         let parameters: [PostgresValue] = [.uuid(sessionID), .text(retry.spaceKey), .text(retry.taskID), .int(Int64(retry.failureCount))]

@@ -59,8 +59,11 @@ struct PageCursor: Sendable {
 
     static let refused = CountersignError(.invalidQuery, "'cursor' is not a cursor this service gave out")
 
+    /// The shape of a `timestamptz` as PostgreSQL writes it, a year before 1 (a certificate's
+    /// `notAfter` may be one) ending in ` BC`.
     static func isPostgresTimestamp(_ text: Substring) -> Bool {
-        text == "-infinity" || (text.count >= 19 && text.count <= 40 && text.allSatisfy { $0.isNumber || "-:. +".contains($0) })
+        let time = text.hasSuffix(" BC") ? text.dropLast(3) : text
+        return text == "-infinity" || (time.count >= 19 && time.count <= 40 && time.allSatisfy { $0.isNumber || "-:. +".contains($0) })
     }
 }
 

@@ -162,25 +162,64 @@ struct AccessChangeTests {
     @Test func listeningAgainForgetsTheKeysKeptMeanwhile() async throws {
         try await TenantAndKeyTests.twoInstances(releasing: "pw") { first, second, tenant, side in
             _ = try await second.session(tenant)
-            // Ends every instance's listening connection, and waits until its backend is gone, so
-            // that the revocation below is announced to no one.
-            let listeners = try await side.withConnection { connection in
-                try connection.query(
-                    "SELECT pid, pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'countersign listener' AND datname = current_database()"
-                ).rows.map { try $0.decode("pid", as: Int.self) }
-            }
-            #expect(listeners.count == 2)
-            for _ in 0..<100 {
-                let left = try await side.withConnection { connection in
-                    try connection.query("SELECT count(*)::int8 AS n FROM pg_stat_activity WHERE pid = ANY($1::int[])", [.text("{\(listeners.map(String.init).joined(separator: ","))}")])
-                        .rows[0].decode("n", as: Int.self)
-                }
-                if left == 0 { break }
-                try await Task.sleep(for: .milliseconds(10))
-            }
+            try await Self.endListeningConnections(side)
             try await first.revokeClientKey(tenant)
             let refused = try await Self.refusal(from: second, tenant, within: .seconds(10))
             #expect(refused?.status == 401 && refused?.errorCode == "invalid_api_key", "\(String(describing: refused))")
+        }
+    }
+
+    /// What a client writes through an instance that has not heard that its key was revoked, or
+    /// its tenant disabled (its listening connection is down, and it keeps keys for ten minutes),
+    /// is refused from the database's state, with nothing written: an outcome counts for the whole
+    /// fleet, and a submission may replace what every client of the tenant is released.
+    @Test(arguments: ["revoked", "disabled"])
+    func writesWithAccessEndedUnheardOfAreRefused(change: String) async throws {
+        try await TenantAndKeyTests.twoInstances(releasing: "pw") { first, second, tenant, side in
+            let credentials = try await first.call(.get, "/v1/credentials", key: tenant.adminKey).json["credentials"] as? [[String: Any]]
+            let credential: String = try #require(credentials?.first?["id"] as? String)
+            let session = try await second.session(tenant)
+            let decision = try #require(try await second.decided(tenant, session: session).string("decisionId"))
+            try await Self.endListeningConnections(side)
+            let (status, code) = change == "revoked" ? (401, "invalid_api_key") : (403, "tenant_disabled")
+            if change == "revoked" {
+                try await first.revokeClientKey(tenant)
+            } else {
+                #expect(try await first.call(.post, "/v1/tenants/\(tenant.id)/disable", key: TestService.operatorKey).status == 200)
+            }
+
+            let outcome = try await second.outcome(tenant, decision: decision, "rejected", upstreamStatus: 401)
+            #expect(outcome.status == status && outcome.errorCode == code, "\(outcome)")
+            let submitted = try await second.submit(tenant, session: session, user: "mallory", password: "typed", persistence: "forSession")
+            #expect(submitted.status == status && submitted.errorCode == code, "\(submitted)")
+            let opened = try await second.openSession(tenant)
+            #expect(opened.status == status && opened.errorCode == code, "\(opened)")
+
+            if change == "disabled" {
+                #expect(try await first.call(.post, "/v1/tenants/\(tenant.id)/enable", key: TestService.operatorKey).status == 200)
+            }
+            #expect(try await first.counters(tenant, credential: credential).isEmpty)
+            let recorded = try await first.call(.get, "/v1/decisions/\(decision)", key: tenant.adminKey)
+            #expect(recorded.status == 200 && recorded.json["outcome"] is NSNull, "\(recorded)")
+        }
+    }
+
+    /// Ends every instance's listening connection, and waits until its backend is gone, so that
+    /// what is changed next is announced to no one.
+    static func endListeningConnections(_ side: PostgresPool) async throws {
+        let listeners = try await side.withConnection { connection in
+            try connection.query(
+                "SELECT pid, pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'countersign listener' AND datname = current_database()"
+            ).rows.map { try $0.decode("pid", as: Int.self) }
+        }
+        #expect(listeners.count == 2)
+        for _ in 0..<100 {
+            let left = try await side.withConnection { connection in
+                try connection.query("SELECT count(*)::int8 AS n FROM pg_stat_activity WHERE pid = ANY($1::int[])", [.text("{\(listeners.map(String.init).joined(separator: ","))}")])
+                    .rows[0].decode("n", as: Int.self)
+            }
+            if left == 0 { return }
+            try await Task.sleep(for: .milliseconds(10))
         }
     }
 }

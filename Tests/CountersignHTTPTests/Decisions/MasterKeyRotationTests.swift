@@ -117,7 +117,6 @@ struct MasterKeyRotationTests {
         #expect(refused.status == 1, "\(refused.outputText) \(refused.errorText)")
         #expect(refused.errorText.contains("the current master key given is not the one this database's data keys are sealed under"), "\(refused.errorText)")
         // The instance still runs on its key, and a new one with the same key starts.
-        let another = try await ServiceProcess.ready(databaseURL: databaseURL, keys: keys)
-        defer { another.stop() }
+        try await ServiceProcess.ready(databaseURL: databaseURL, keys: keys).stop()
     }
 }

@@ -49,7 +49,7 @@ struct PolicyTests {
             #expect(try await Self.put(api, tenant, version: 0, rules: #"[{"id": "first", "match": {}, "then": {"disposition": "performDefaultHandling"}}]"#).status == 200)
             let before = try await api.call(.get, "/v1/policy", key: tenant.adminKey)
             #expect((before.json["rules"] as? [[String: Any]])?.first?["id"] as? String == "first")
-            try await side.withConnection { connection in
+            _ = try await side.withConnection { connection in
                 try connection.execute(
                     "UPDATE policies SET document = jsonb_set(document, '{rules,0,id}', '\"rewritten\"') WHERE tenant_id = $1::uuid",
                     [.text(tenant.id)]

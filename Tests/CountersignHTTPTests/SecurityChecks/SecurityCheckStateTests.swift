@@ -397,14 +397,20 @@ struct SecurityCheckStateTests {
         }
     }
 
+    /// A tenant whose handler answers `PinCodeAttempts` (at most 3 attempts), the session of
+    /// client `android-1` that was answered, and the answer's decision.
+    static func answeredPinCheck(_ api: TestAPI) async throws -> (TestAPI.Tenant, String, String) {
+        let tenant = try await api.tenant()
+        let credential = try await api.credential(tenant, host: "mfp.example.com", account: "pin", password: "0000")
+        try await api.securityCheckHandlers(tenant, Self.handler(credential, #""maxAttempts": 3"#))
+        let session = try await api.session(tenant, clientId: "android-1")
+        let reply = try await api.securityChecks(tenant, session: session, #"{"PinCodeAttempts": null}"#)
+        return (tenant, session, try #require(reply.answer("PinCodeAttempts")?["decisionId"] as? String, "\(reply)"))
+    }
+
     @Test func anAnswersOutcomeGoesToItsChecksRoutesNotTheDecisionsOne() async throws {
         try await TestService.run { api in
-            let tenant = try await api.tenant()
-            let credential = try await api.credential(tenant, host: "mfp.example.com", account: "pin", password: "0000")
-            try await api.securityCheckHandlers(tenant, Self.handler(credential, #""maxAttempts": 3"#))
-            let session = try await api.session(tenant, clientId: "android-1")
-            let reply = try await api.securityChecks(tenant, session: session, #"{"PinCodeAttempts": null}"#)
-            let decision = try #require(reply.answer("PinCodeAttempts")?["decisionId"] as? String, "\(reply)")
+            let (tenant, session, decision) = try await Self.answeredPinCheck(api)
 
             for outcome in ["rejected", "accepted"] {
                 let refused = try await api.outcome(tenant, decision: decision, outcome)
@@ -415,6 +421,34 @@ struct SecurityCheckStateTests {
             let failure = try await api.reportSecurityCheck(tenant, session: session, check: "PinCodeAttempts", "failure")
             #expect(failure.json["applied"] as? Bool == true, "\(failure)")
             #expect(try await api.securityCheckStates(tenant, clientId: "android-1").first?["attempts"] as? Int == 1)
+        }
+    }
+
+    /// A challenge made to look like the retry of a check's answer (its space, its task, the
+    /// account it released) is answered as any challenge of an unknown method, and explained so:
+    /// the answer is judged by the check's own reports, not rejected by it.
+    @Test func aChallengeLookingLikeTheRetryOfAnAnswerRejectsNothing() async throws {
+        try await TestService.run { api in
+            let (tenant, session, decision) = try await Self.answeredPinCheck(api)
+
+            var retry = ChallengeBody(
+                taskId: "PinCodeAttempts",
+                protectionSpace: Space(host: "securitycheck.local", port: 0, protocol: "securitycheck", realm: "PinCodeAttempts", authenticationMethod: "SecurityCheck")
+            )
+            retry.previousFailureCount = 1
+            retry.proposedCredential = .init(user: "pin", hasPassword: true)
+            let answered = try await api.decide(tenant, session: session, retry)
+            #expect(answered.status == 200 && answered.string("disposition") == "performDefaultHandling", "\(answered)")
+            #expect(answered.json["countedRejection"] is NSNull, "\(answered)")
+            let explained = try await api.call(
+                .post, "/v1/policy/explain", key: tenant.adminKey,
+                json: ExplainBody(challenge: retry, clientId: "android-1", sessionId: session)
+            )
+            #expect(explained.status == 200, "\(explained)")
+
+            let recorded = try await api.call(.get, "/v1/decisions/\(decision)", key: tenant.adminKey)
+            #expect(recorded.json["outcome"] is NSNull, "\(recorded)")
+            #expect((try await api.securityCheckStates(tenant, clientId: "android-1").first?["attempts"] as? Int ?? 0) == 0)
         }
     }
 
@@ -450,4 +484,10 @@ struct SecurityCheckStateTests {
             #expect((counters.json["counters"] as? [[String: Any]])?.first?["totalRejections"] as? Int == 12)
         }
     }
+}
+
+private struct ExplainBody: Encodable {
+    var challenge: ChallengeBody
+    var clientId: String
+    var sessionId: String
 }
