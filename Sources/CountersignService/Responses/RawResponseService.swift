@@ -213,6 +213,7 @@ public struct RawResponseService: Sendable {
                 "Countersign released no credential to task '\(context.taskId)' for \(context.target.host):\(context.target.port); a 403 without one is not an authentication matter"
             )
         }
+        try await decisions.checkAnswering(asker)
         _ = try await decisions.recordOutcome(.refused, upstreamStatus: 403, of: earlier.id, tenantID: asker.tenantID, source: "response")
         let space = ProtectionSpace(
             host: earlier.protectionSpace.host,

@@ -171,8 +171,9 @@ struct AccessChangeTests {
 
     /// What a client writes through an instance that has not heard that its key was revoked, or
     /// its tenant disabled (its listening connection is down, and it keeps keys for ten minutes),
-    /// is refused from the database's state, with nothing written: an outcome counts for the whole
-    /// fleet, and a submission may replace what every client of the tenant is released.
+    /// is refused from the database's state, with nothing written: an outcome (reported, or a raw
+    /// 403's) counts for the whole fleet, and a submission may replace what every client of the
+    /// tenant is released.
     @Test(arguments: ["revoked", "disabled"])
     func writesWithAccessEndedUnheardOfAreRefused(change: String) async throws {
         try await TenantAndKeyTests.twoInstances(releasing: "pw") { first, second, tenant, side in
@@ -180,6 +181,9 @@ struct AccessChangeTests {
             let credential: String = try #require(credentials?.first?["id"] as? String)
             let session = try await second.session(tenant)
             let decision = try #require(try await second.decided(tenant, session: session).string("decisionId"))
+            let intranet = "https://intranet.example.com/"
+            let raw = try await second.response(tenant, session: session, taskId: "raw", headers: [["WWW-Authenticate", #"Basic realm="Intranet""#]], url: intranet)
+            let rawDecision = try #require(raw.string("decisionId"), "\(raw)")
             try await Self.endListeningConnections(side)
             let (status, code) = change == "revoked" ? (401, "invalid_api_key") : (403, "tenant_disabled")
             if change == "revoked" {
@@ -194,13 +198,17 @@ struct AccessChangeTests {
             #expect(submitted.status == status && submitted.errorCode == code, "\(submitted)")
             let opened = try await second.openSession(tenant)
             #expect(opened.status == status && opened.errorCode == code, "\(opened)")
+            let forbidden = try await second.response(tenant, session: session, taskId: "raw", status: 403, headers: [], url: intranet)
+            #expect(forbidden.status == status && forbidden.errorCode == code, "\(forbidden)")
 
             if change == "disabled" {
                 #expect(try await first.call(.post, "/v1/tenants/\(tenant.id)/enable", key: TestService.operatorKey).status == 200)
             }
             #expect(try await first.counters(tenant, credential: credential).isEmpty)
-            let recorded = try await first.call(.get, "/v1/decisions/\(decision)", key: tenant.adminKey)
-            #expect(recorded.status == 200 && recorded.json["outcome"] is NSNull, "\(recorded)")
+            for id in [decision, rawDecision] {
+                let recorded = try await first.call(.get, "/v1/decisions/\(id)", key: tenant.adminKey)
+                #expect(recorded.status == 200 && recorded.json["outcome"] is NSNull, "\(recorded)")
+            }
         }
     }
 
