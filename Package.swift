@@ -142,7 +142,7 @@ let package = Package(
         // Shared by the test targets: the throwaway database and fixtures.
         .target(
             name: "CountersignTestSupport",
-            dependencies: ["CountersignCore", "CountersignPostgres", "CountersignCrypto"],
+            dependencies: ["CountersignCore", "CountersignPostgres", "CountersignCrypto", .product(name: "Logging", package: "swift-log")],
             path: "Tests/CountersignTestSupport",
             swiftSettings: swiftSettings
         ),

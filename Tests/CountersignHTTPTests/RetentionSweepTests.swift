@@ -1,6 +1,7 @@
 @testable import CountersignService
 import CountersignPostgres
 import CountersignStorage
+import CountersignTestSupport
 import Foundation
 import Logging
 import Testing

@@ -221,6 +221,55 @@ struct MigrationTests {
         }
     }
 
+    /// A table held by another session (a pg_dump, a long transaction) makes the migration give
+    /// way after `lock_timeout` and try again, instead of queueing every statement on the table
+    /// behind it; held through every try, the start fails and says why.
+    @Test("a migration waiting for a lock gives way and tries again")
+    func lockWaitsGiveWay() async throws {
+        try await Fixtures.withFreshPool(poolSize: 2) { pool, connectionString in
+            try await MigrationRunner(migrations: [Self.base[0]]).migrate(on: pool, logger: Fixtures.logger)
+            let alter = Migration(version: 2, name: "alter", sql: "ALTER TABLE accounts ADD COLUMN note text;")
+            let side = PostgresPool(configuration: Fixtures.configuration(connectionString, poolSize: 1), logger: Fixtures.logger)
+            func holdingAccounts(for seconds: Double) -> Task<Void, any Error> {
+                Task {
+                    try await side.withTransaction { connection in
+                        try connection.liftStatementTimeout()
+                        try connection.simpleQuery("LOCK TABLE accounts IN ACCESS SHARE MODE; SELECT pg_sleep(\(seconds))")
+                    }
+                }
+            }
+            func waitUntilHeld() async throws {
+                for _ in 0..<200 {
+                    let held = try await pool.withConnection { connection in
+                        try connection.query("SELECT count(*)::int8 AS n FROM pg_locks WHERE relation = 'accounts'::regclass AND granted").rows[0].decode("n", as: Int.self)
+                    }
+                    if held > 0 { return }
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+            }
+
+            let throughEveryTry = holdingAccounts(for: 60)
+            try await waitUntilHeld()
+            let refused = await expectCode(.migrationFailed) {
+                _ = try await MigrationRunner(migrations: [Self.base[0], alter], lockWaitPauses: [.milliseconds(100)]).migrate(on: pool, logger: Fixtures.logger)
+            }
+            #expect(refused?.message.contains("could not take the locks it needs") == true, "\(String(describing: refused))")
+            _ = try await pool.withConnection { connection in
+                try connection.query("SELECT pg_cancel_backend(pid) FROM pg_locks WHERE relation = 'accounts'::regclass AND granted")
+            }
+            _ = try? await throughEveryTry.value
+
+            let briefly = holdingAccounts(for: 3)
+            try await waitUntilHeld()
+            let started = ContinuousClock.now
+            let applied = try await MigrationRunner(migrations: [Self.base[0], alter], lockWaitPauses: [.seconds(2)]).migrate(on: pool, logger: Fixtures.logger)
+            #expect(applied.map(\.version) == [2])
+            #expect(ContinuousClock.now - started > .seconds(2), "it gave way once before the table was free")
+            try await briefly.value
+            await side.close()
+        }
+    }
+
     @Test("a long migration is not cut off by the pool's statement timeout")
     func noStatementTimeout() async throws {
         try await Fixtures.withFreshPool(poolSize: 1, statementTimeout: .milliseconds(100)) { pool, _ in

@@ -1,4 +1,6 @@
 import CountersignPostgres
+import CountersignTestSupport
+import Logging
 import Testing
 
 /// Waiting for a connection: order, cancellation, timeout.
@@ -89,6 +91,27 @@ struct PoolWaitingTests {
             try await occupation.release()
             #expect(try await pool.withConnection { _ in 2 } == 2)
         }
+    }
+
+    /// A saturated pool times out a waiter per request: the metric counts each, the log says it
+    /// once in a while, with how many timed out since it last did.
+    @Test("acquire timeouts are logged at most every ten seconds")
+    func acquireTimeoutNotices() async throws {
+        let database = try await TestDatabase.freshDatabase()
+        let lines = LogLines()
+        var logger = Logger(label: "countersign.test.pool", factory: { _ in RecordingLogHandler(into: lines) })
+        logger.logLevel = .info
+        let pool = PostgresPool(configuration: Fixtures.configuration(database, poolSize: 1, acquireTimeout: .milliseconds(50)), logger: logger)
+        let occupation = try await occupy(pool, database: database)
+        for _ in 0..<4 {
+            let error = await Fixtures.expectPostgresError(.poolTimeout) { _ = try await pool.withConnection { _ in 1 } }
+            #expect(error != nil)
+        }
+        try await occupation.release()
+        let notices = lines.all.filter { $0.contains("timed out waiting for a database connection") }
+        #expect(notices.count == 1, "\(notices)")
+        #expect(notices.first?.contains(#""db.pool.acquire_timeouts": 1"#) == true, "\(notices)")
+        await pool.close()
     }
 
     @Test("waiters are served first come, first served")

@@ -7,9 +7,10 @@ import Logging
 ///
 /// Client errors are logged by code only (their message may repeat what the client sent);
 /// anything unexpected is logged in full here and reaches the client as `internal_error`. A
-/// database that cannot be reached is said once by the pool, when it goes and when it is back:
-/// each request it fails meanwhile has its access line (503) and no warning of its own, which
-/// would add thousands of lines a second to an outage.
+/// database that cannot be reached is said once by the pool, when it goes and when it is back,
+/// and a pool too busy to lend a connection in time at most every ten seconds: each request
+/// they fail meanwhile has its access line (503) and no warning of its own, which would add
+/// thousands of lines a second to an outage.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
@@ -21,7 +22,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             } else if mapped.code == .notReady {
                 // A probe's answer: probes come every second, and the cause is told once by the pool.
                 context.logger.debug("request failed", metadata: ["code": "\(mapped.code)", "cause": "\(error)"])
-            } else if let unreachable = error as? PostgresError, [.connectionFailed, .connectionLost, .poolClosed].contains(unreachable.code) {
+            } else if let unreachable = error as? PostgresError, [.connectionFailed, .connectionLost, .poolClosed, .poolTimeout].contains(unreachable.code) {
                 context.logger.debug("request failed", metadata: ["code": "\(mapped.code)", "cause": "\(error)"])
             } else if mapped.code.kind == .unavailable || mapped.code.kind == .internalFailure {
                 context.logger.warning("request failed", metadata: ["code": "\(mapped.code)", "cause": "\(error)"])

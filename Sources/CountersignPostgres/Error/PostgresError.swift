@@ -82,6 +82,8 @@ extension PostgresError {
     public var isSerializationFailure: Bool { sqlState == "40001" }
     /// SQLSTATE 40P01: the transaction was chosen as a deadlock victim and may be retried.
     public var isDeadlockDetected: Bool { sqlState == "40P01" }
+    /// A lock wait that ran past `lock_timeout`.
+    public var isLockNotAvailable: Bool { sqlState == "55P03" }
     /// SQLSTATE 57014: the statement was cancelled, typically by `statement_timeout`.
     public var isQueryCanceled: Bool { sqlState == "57014" }
     /// The database answers but cannot take the request now, so that nothing was written:

@@ -20,10 +20,18 @@ public struct MigrationRunner: Sendable {
 
     /// The migrations, sorted by version.
     public let migrations: [Migration]
+    /// The pauses before a migration that timed out waiting for a lock tries again; the start
+    /// fails once they are used up.
+    let lockWaitPauses: [Duration]
 
     /// A runner for `migrations` (sorted here; duplicate versions are refused when run).
     public init(migrations: [Migration]) {
+        self.init(migrations: migrations, lockWaitPauses: Self.lockWaitPauses)
+    }
+
+    init(migrations: [Migration], lockWaitPauses: [Duration]) {
         self.migrations = migrations.sorted { $0.version < $1.version }
+        self.lockWaitPauses = lockWaitPauses
     }
 
     /// Runs `body`, turning a refusal by the server into `migration_failed` with the server's
@@ -35,7 +43,7 @@ public struct MigrationRunner: Sendable {
     static func explainingRefusals<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
-        } catch let error as PostgresError where error.code == .queryFailed && !error.isWriteUnavailable {
+        } catch let error as PostgresError where error.code == .queryFailed && !error.isWriteUnavailable && !error.isLockNotAvailable {
             var message = error.serverMessage ?? "the database refused it"
             if let state = error.sqlState { message += " (SQLSTATE \(state))" }
             throw CountersignError(.migrationFailed, "a database migration failed: \(message)")
@@ -83,39 +91,31 @@ public struct MigrationRunner: Sendable {
     public func migrate(on pool: PostgresPool, logger: Logger) async throws -> [Migration] {
         try Self.checkUniqueVersions(migrations)
         var applied: [Migration] = []
+        var lockWaits = 0
         while true {
             let migrations = self.migrations
-            let step: Migration? = try await Self.explainingRefusals { try await pool.withTransaction { connection in
-                // A migration may rightly take longer than the service's statement timeout,
-                // and so may waiting for another instance's migration.
-                try connection.liftStatementTimeout()
-                _ = try connection.query("SELECT pg_advisory_xact_lock($1)", [.int(Self.advisoryLockKey)])
-                try connection.simpleQuery(Self.createTableSQL)
-                let history = try Self.readHistory(connection)
-                guard let next = try Self.plan(migrations: migrations, applied: history).first else {
-                    return nil
-                }
-                logger.info(
-                    "applying database migration",
-                    metadata: ["migration.version": "\(next.version)", "migration.name": "\(next.name)"]
-                )
-                do {
-                    try connection.simpleQuery(next.sql)
-                } catch {
-                    logger.error(
-                        "database migration failed",
-                        metadata: [
-                            "migration.version": "\(next.version)", "migration.name": "\(next.name)", "error": "\(error)",
-                        ]
+            let step: Migration?
+            do {
+                step = try await Self.explainingRefusals { try await applyNext(of: migrations, on: pool, logger: logger) }
+            } catch let error as PostgresError where error.isLockNotAvailable {
+                // A table the migration must lock is held (a pg_dump, a long transaction): waiting
+                // on it would queue every instance's statements on that table behind the
+                // migration, so it gives way and tries again.
+                guard lockWaits < lockWaitPauses.count else {
+                    throw CountersignError(
+                        .migrationFailed,
+                        "a database migration could not take the locks it needs: another session held them through \(lockWaits + 1) tries; "
+                            + "find it in pg_locks and pg_stat_activity, then start again"
                     )
-                    throw error
                 }
-                try connection.execute(
-                    "INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
-                    [.int(next.version), .text(next.name), .text(next.checksum)]
+                logger.warning(
+                    "a database migration waits for a lock another session holds; trying again",
+                    metadata: ["migration.retry": "\(lockWaits + 1)", "migration.pause": "\(lockWaitPauses[lockWaits])"]
                 )
-                return next
-            } }
+                try await Task.sleep(for: lockWaitPauses[lockWaits])
+                lockWaits += 1
+                continue
+            }
             guard let step else { break }
             applied.append(step)
         }
@@ -130,6 +130,49 @@ public struct MigrationRunner: Sendable {
             logger.info("applied database migrations", metadata: ["migration.applied": "\(applied.count)"])
         }
         return applied
+    }
+
+    /// The longest a migration's statement waits for a lock on what it changes, and by default the
+    /// pauses before it tries again (about two minutes in all, then the start fails).
+    static let lockTimeout = "2s"
+    static let lockWaitPauses: [Duration] = [.seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(15), .seconds(15), .seconds(15), .seconds(15), .seconds(15), .seconds(15)]
+
+    /// Applies the first migration not applied yet, in its own transaction; `nil` when none is left.
+    private func applyNext(of migrations: [Migration], on pool: PostgresPool, logger: Logger) async throws -> Migration? {
+        try await pool.withTransaction { connection in
+            // A migration may rightly take longer than the service's statement timeout,
+            // and so may waiting for another instance's migration.
+            try connection.liftStatementTimeout()
+            _ = try connection.query("SELECT pg_advisory_xact_lock($1)", [.int(Self.advisoryLockKey)])
+            try connection.simpleQuery("SET LOCAL lock_timeout = '\(Self.lockTimeout)'")
+            try connection.simpleQuery(Self.createTableSQL)
+            let history = try Self.readHistory(connection)
+            guard let next = try Self.plan(migrations: migrations, applied: history).first else {
+                return nil
+            }
+            logger.info(
+                "applying database migration",
+                metadata: ["migration.version": "\(next.version)", "migration.name": "\(next.name)"]
+            )
+            do {
+                try connection.simpleQuery(next.sql)
+            } catch let error as PostgresError where error.isLockNotAvailable {
+                throw error
+            } catch {
+                logger.error(
+                    "database migration failed",
+                    metadata: [
+                        "migration.version": "\(next.version)", "migration.name": "\(next.name)", "error": "\(error)",
+                    ]
+                )
+                throw error
+            }
+            try connection.execute(
+                "INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
+                [.int(next.version), .text(next.name), .text(next.checksum)]
+            )
+            return next
+        }
     }
 
     /// The applied migrations after this build's last, newest first: a newer release's.

@@ -24,6 +24,11 @@ public final class PostgresPool: Service, Sendable {
     private let state: Mutex<State>
     private let connectionIDs = Atomic<Int>(0)
     private let databaseReachable = Atomic<Bool>(true)
+    /// When the last "timed out waiting" notice was logged, and the timeouts since: a saturated
+    /// pool times out a waiter per request, which the metric counts, and the log says once in a
+    /// while.
+    private let acquireTimeoutNotices = Mutex<(lastLogged: ContinuousClock.Instant?, unlogged: Int)>((nil, 0))
+    static let acquireTimeoutNoticeInterval = Duration.seconds(10)
 
     struct Waiter {
         let continuation: CheckedContinuation<LibPQConnection?, any Error>
@@ -329,10 +334,19 @@ public final class PostgresPool: Service, Sendable {
                 with: PostgresError(.poolTimeout, reason: "no connection became free within the acquire timeout")
             ) {
                 metrics.recordAcquireTimeout()
-                logger.notice(
-                    "timed out waiting for a database connection",
-                    metadata: ["db.pool.size": "\(configuration.poolSize)"]
-                )
+                let now = ContinuousClock.now
+                let timeouts: Int? = acquireTimeoutNotices.withLock { notices in
+                    notices.unlogged += 1
+                    if let last = notices.lastLogged, now - last < Self.acquireTimeoutNoticeInterval { return nil }
+                    defer { notices = (now, 0) }
+                    return notices.unlogged
+                }
+                if let timeouts {
+                    logger.notice(
+                        "timed out waiting for a database connection",
+                        metadata: ["db.pool.size": "\(configuration.poolSize)", "db.pool.acquire_timeouts": "\(timeouts)"]
+                    )
+                }
             }
         }
         let stillWaiting = state.withLock { state in

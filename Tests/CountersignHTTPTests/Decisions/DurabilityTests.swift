@@ -169,36 +169,6 @@ extension DurabilityTests {
     }
 }
 
-/// Keeps every log line, rendered with its metadata, in memory. A value, as log handlers are:
-/// metadata set on one logger (one request's) stays on that logger.
-struct RecordingLogHandler: LogHandler {
-    private let lines: LogLines
-    var logLevel: Logger.Level = .trace
-    var metadata: Logger.Metadata = [:]
-
-    init(into lines: LogLines) {
-        self.lines = lines
-    }
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        let all = metadata.merging(event.metadata ?? [:]) { _, new in new }
-        let error = event.error.map { " error: \(String(reflecting: $0))" } ?? ""
-        lines.lines.withLock { $0.append("\(event.level) \(event.message) \(all)\(error) \(event.source) \(event.function)") }
-    }
-}
-
-/// The recorded lines, shared by the handler and the test.
-final class LogLines: Sendable {
-    let lines = Mutex<[String]>([])
-
-    var all: [String] { lines.withLock { $0 } }
-}
-
 @Suite("No secret in logs")
 struct SecretLoggingTests {
     @Test func releasingAPasswordLogsNoTraceOfIt() async throws {
