@@ -62,6 +62,10 @@ final class Readiness: Sendable {
         do {
             (version, keyMatches) = try await ongoingCheck().value(within: timeout)
         } catch {
+            // A pool whose callers queue while its calls keep ending is busy, not cut off: said
+            // unready, every instance of an overloaded fleet would leave its load balancer at
+            // once. What the last check found (the schema, the key) stands meanwhile.
+            if pool.statistics.waiters > 0, let since = pool.sinceLastAnswer, since < timeout { return }
             throw CountersignError(.notReady, "the database is unreachable")
         }
         guard version >= expectedSchemaVersion else {

@@ -24,6 +24,9 @@ public final class PostgresPool: Service, Sendable {
     private let state: Mutex<State>
     private let connectionIDs = Atomic<Int>(0)
     private let databaseReachable = Atomic<Bool>(true)
+    /// When a call last ended on a connection that is still good (the database answered it), in
+    /// uptime nanoseconds; 0 before the first.
+    private let lastAnsweredAt = Atomic<UInt64>(0)
     /// When the last "timed out waiting" notice was logged, and the timeouts since: a saturated
     /// pool times out a waiter per request, which the metric counts, and the log says once in a
     /// while.
@@ -116,6 +119,14 @@ public final class PostgresPool: Service, Sendable {
         state.withLock { Statistics($0.machine) }
     }
 
+    /// How long ago a call last ended with the database answering it (`nil` before the first):
+    /// a pool whose callers wait is busy while this stays short, and stuck once it grows.
+    public var sinceLastAnswer: Duration? {
+        let at = lastAnsweredAt.load(ordering: .relaxed)
+        guard at > 0 else { return nil }
+        return .nanoseconds(Int64(DispatchTime.now().uptimeNanoseconds &- at))
+    }
+
     // MARK: - Leases
 
     private struct LeaseOutcome<T: Sendable>: Sendable {
@@ -141,6 +152,7 @@ public final class PostgresPool: Service, Sendable {
             release(leased, openedDelta: 0)
             throw error
         }
+        if outcome.connection != nil { lastAnsweredAt.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed) }
         release(outcome.connection, openedDelta: outcome.openedDelta)
         if let connectSucceeded = outcome.connectSucceeded {
             noteConnectAttempt(succeeded: connectSucceeded, result: outcome.result)
