@@ -50,7 +50,7 @@ public struct PrivateKey: Sendable, CustomStringConvertible, CustomDebugStringCo
         let request = PassphraseRequest(passphrase)
         OpenSSLErrorQueue.clear()
         // The callback is always set: with none, OpenSSL would prompt on the terminal.
-        let key = withExtendedLifetime(request) {
+        let key = withExtendedLifetime((bio, request)) {
             PEM_read_bio_PrivateKey(bio.pointer, nil, supplyPassphrase, Unmanaged.passUnretained(request).toOpaque())
         }
         OpenSSLErrorQueue.clear()

@@ -135,7 +135,9 @@ public struct RawResponseService: Sendable {
                     // The release is recorded, but no header reaches the client: left without an
                     // outcome, the same response forwarded again (as the 503 invites) would find
                     // it the task's last release and count it as rejected, though nothing was sent.
-                    _ = try? await decisions.recordOutcome(.cancelled, upstreamStatus: nil, of: decision.id, tenantID: asker.tenantID, source: "unsent")
+                    _ = try? await uncancelled { [decisions] in
+                        try await decisions.recordOutcome(.cancelled, upstreamStatus: nil, of: decision.id, tenantID: asker.tenantID, source: "unsent")
+                    }
                     throw error
                 }
             }
@@ -145,7 +147,7 @@ public struct RawResponseService: Sendable {
         // the earlier release the task's last: given back, the task's next response judges it, as
         // it would have without the continuation, instead of being refused as a late copy.
         if let continued, decision.released == nil {
-            try? await store.abandonContinuation(of: continued)
+            try? await uncancelled { [store] in try await store.abandonContinuation(of: continued) }
         }
         // `stale=true` renews the nonce of a header issued for the task: in another realm or scheme
         // than the earlier release's it is none (that release was counted as rejected), and on the
@@ -200,7 +202,7 @@ public struct RawResponseService: Sendable {
         do {
             return try await record()
         } catch {
-            if let claimed { try? await store.abandonContinuation(of: claimed) }
+            if let claimed { try? await uncancelled { [store] in try await store.abandonContinuation(of: claimed) } }
             throw error
         }
     }

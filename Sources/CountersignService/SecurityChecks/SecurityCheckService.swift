@@ -59,7 +59,7 @@ public struct SecurityCheckService: Sendable {
             // retry the error invites judges none of them (best effort: the database may be
             // what failed).
             do {
-                try await store.cancelUnsent(tenantID: asker.tenantID, decisionIDs: recorded)
+                try await uncancelled { [store, recorded] in try await store.cancelUnsent(tenantID: asker.tenantID, decisionIDs: recorded) }
             } catch let cancelError {
                 logger.warning("security-check answers not sent were left pending", metadata: ["answers": "\(recorded.count)", "error": "\(cancelError)"])
             }
