@@ -54,7 +54,7 @@ final class APIKeyAuthenticator: Sendable {
         if let operatorKey, operatorKey.matches(token) {
             return .operator
         }
-        throw CountersignError(.invalidAPIKey, "the API key is not valid")
+        throw CountersignError.apiKeyNotValid
     }
 
     private func tenantKey(for token: APIKeyToken, verified: (Principal) -> Void) async throws -> APIKey {
@@ -81,15 +81,15 @@ final class APIKeyAuthenticator: Sendable {
             }
         }
         guard let found = stored.flatMap({ APIKeyStore.matches(token, hash: $0.secretHash) ? $0 : nil }) else {
-            throw CountersignError(.invalidAPIKey, "the API key is not valid")
+            throw CountersignError.apiKeyNotValid
         }
         guard !found.key.isRevoked else {
             verified(.tenantKey(found.key))
-            throw CountersignError(.invalidAPIKey, "the API key is not valid")
+            throw CountersignError.apiKeyNotValid
         }
         guard !found.tenantDisabled else {
             verified(.tenantKey(found.key))
-            throw CountersignError(.tenantDisabled, "this tenant is disabled")
+            throw CountersignError.tenantIsDisabled
         }
         return found.key
     }

@@ -199,8 +199,8 @@ extension DecisionStateCache {
     func tenant(answering asker: DecisionService.Asker, fresh: Bool = false) async throws -> DecisionStateStore.TenantState {
         var tenant = try await tenant(asker.tenantID, fresh: fresh)
         if tenant.disabled, !fresh { tenant = try await self.tenant(asker.tenantID, fresh: true) }
-        guard !tenant.disabled else { throw CountersignError(.tenantDisabled, "this tenant is disabled") }
-        guard !tenant.revokedKeys.contains(asker.keyID) else { throw CountersignError(.invalidAPIKey, "the API key is not valid") }
+        guard !tenant.disabled else { throw CountersignError.tenantIsDisabled }
+        guard !tenant.revokedKeys.contains(asker.keyID) else { throw CountersignError.apiKeyNotValid }
         return tenant
     }
 
@@ -215,8 +215,8 @@ extension DecisionStateCache {
     /// session), which an instance that has not heard of the change yet would otherwise take.
     func settings(_ tenantID: UUID, answering keyID: UUID) async throws -> DecisionStateStore.TenantSettings {
         let settings = try await settings(tenantID)
-        guard !settings.disabled else { throw CountersignError(.tenantDisabled, "this tenant is disabled") }
-        guard !settings.revokedKeys.contains(keyID) else { throw CountersignError(.invalidAPIKey, "the API key is not valid") }
+        guard !settings.disabled else { throw CountersignError.tenantIsDisabled }
+        guard !settings.revokedKeys.contains(keyID) else { throw CountersignError.apiKeyNotValid }
         return settings
     }
 }

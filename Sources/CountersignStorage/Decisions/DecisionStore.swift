@@ -114,8 +114,8 @@ public struct DecisionStore: Sendable {
             [.uuid(tenantID), .uuid(decisionID), PostgresValue(keyID)]
         ).rows.first else { return nil }
         if keyID != nil {
-            if try found.decode("disabled", as: Bool.self) { throw CountersignError(.tenantDisabled, "this tenant is disabled") }
-            if try found.decode("revoked", as: Bool.self) { throw CountersignError(.invalidAPIKey, "the API key is not valid") }
+            if try found.decode("disabled", as: Bool.self) { throw CountersignError.tenantIsDisabled }
+            if try found.decode("revoked", as: Bool.self) { throw CountersignError.apiKeyNotValid }
         }
         let sessionID: UUID = try found.decode("session_id")
         // Lock order of every transaction here: sessions, decisions, credentials, counters, tenants.
