@@ -39,4 +39,32 @@ struct ReadinessLoadTests {
         try await stuck.value
         await pool.close()
     }
+
+    /// Probes share one check of the database. The first probe to give up on it leaves it running
+    /// for the others, which each wait their own time: cancelled then, a probe that came later was
+    /// told unready at the first probe's deadline, though the database answered within its own.
+    @Test func aProbeThatGivesUpLeavesTheSharedCheckToLaterOnes() async throws {
+        let database = try await TestDatabase.freshDatabase()
+        let pool = PostgresPool(
+            configuration: PostgresConfiguration(
+                connectionString: database, poolSize: 1, acquireTimeout: .seconds(30), connectTimeout: .seconds(5), statementTimeout: .seconds(20)
+            )
+        )
+        let readiness = Readiness(
+            pool: pool, expectedSchemaVersion: 0, cacheTTL: .zero, hasMasterKey: false, logger: Logger(label: "countersign.test.readiness"),
+            masterKeyMatchesDatabase: { nil }
+        )
+        let stuck = Task { try await pool.withConnection { try $0.simpleQuery("SELECT pg_sleep(3)") } }
+        while pool.statistics.inUse == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        try await Task.sleep(for: .milliseconds(200))
+        // Gives up about 1 s before the database answers again.
+        let first = Task { try await readiness.check() }
+        try await Task.sleep(for: .milliseconds(1500))
+        // Waits until about 0.7 s after it answers.
+        let later = Task { try await readiness.check() }
+        await #expect(throws: CountersignError.self) { try await first.value }
+        try await later.value
+        try await stuck.value
+        await pool.close()
+    }
 }

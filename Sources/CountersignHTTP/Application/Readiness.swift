@@ -115,8 +115,9 @@ extension Readiness {
 }
 
 extension Task where Failure == any Error {
-    /// The task's value, or a `CancellationError` once `timeout` has passed; the task is then
-    /// cancelled but not waited for (work blocked in a C call could not notice).
+    /// The task's value, or a `CancellationError` once `timeout` has passed. The task goes on
+    /// unwaited for, and is not cancelled: other probes that joined it later wait on it for their
+    /// own `timeout` (it ends by itself, when the pool gives up on the database).
     func value(within timeout: Duration) async throws -> Success {
         let outcome = FirstOutcome<Success>()
         return try await withCheckedThrowingContinuation { continuation in
@@ -124,7 +125,6 @@ extension Task where Failure == any Error {
             let timer = Task<Void, Never> {
                 guard (try? await Task<Never, Never>.sleep(for: timeout)) != nil else { return }
                 outcome.resume(with: .failure(Swift.CancellationError()))
-                self.cancel()
             }
             Task<Void, Never> {
                 let result: Result<Success, any Error>

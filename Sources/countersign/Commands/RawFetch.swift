@@ -147,7 +147,7 @@ struct RawFetch {
         let task = StartedTask()
         let watchdog = Task {
             try await Task.sleep(until: deadline)
-            task.current?.cancel()
+            task.cancel()
         }
         defer { watchdog.cancel() }
         return try await withCheckedThrowingContinuation { continuation in
@@ -159,18 +159,32 @@ struct RawFetch {
                     continuation.resume(throwing: error ?? URLError(.badServerResponse))
                 }
             }
-            task.current = dataTask
-            dataTask.resume()
+            task.start(dataTask)
         }
     }
 
-    /// The data task under way, for its completion handler and the deadline's watchdog.
+    /// The data task under way, for its completion handler and the deadline's watchdog. A deadline
+    /// that passes before the task is started cancels it as it starts: it would otherwise run
+    /// bounded only by `timeoutInterval`, which a trickling server never reaches.
     private final class StartedTask: Sendable {
-        private let task = Mutex<URLSessionTask?>(nil)
+        private let state = Mutex<(task: URLSessionTask?, cancelled: Bool)>((nil, false))
 
-        var current: URLSessionTask? {
-            get { task.withLock { $0 } }
-            set { task.withLock { $0 = newValue } }
+        var current: URLSessionTask? { state.withLock { $0.task } }
+
+        func start(_ task: URLSessionTask) {
+            let cancelled = state.withLock { state in
+                state.task = task
+                return state.cancelled
+            }
+            task.resume()
+            if cancelled { task.cancel() }
+        }
+
+        func cancel() {
+            state.withLock { state in
+                state.cancelled = true
+                return state.task
+            }?.cancel()
         }
     }
 }
