@@ -12,7 +12,7 @@ import NIOHTTPTypesHTTP1
 ///
 /// - bytes that are no request (a broken request line or header, header fields over the limit)
 ///   get the service's JSON error where the server would send an empty 400 or nothing;
-/// - a method HTTP does not define, and `CONNECT` (after which the parser would take the
+/// - a method the HTTP parser does not know, and `CONNECT` (after which the parser would take the
 ///   connection for a tunnel, and hang), get 501;
 /// - a `Transfer-Encoding` other than `chunked` alone, which the server cannot frame, gets 400
 ///   (RFC 9112 §6.3) before any handler runs;
