@@ -47,9 +47,10 @@ struct TaskLedgerTests {
 
     /// A 400 (a request refused before its credential is looked at, such as a Digest `uri` that
     /// differs from the request line) or a 5xx says nothing of the credential: reported
-    /// `accepted`, it reset the fleet's count of a credential that may be wrong.
-    @Test("a 400 or a 5xx from the origin judges nothing; other answers accept", arguments: [
-        (200, Outcome.accepted), (302, .accepted), (404, .accepted), (400, .cancelled), (500, .cancelled), (503, .cancelled),
+    /// `accepted`, it reset the fleet's count of a credential that may be wrong. So does a proxy's
+    /// 407 ending a task whose origin credential was sent: the request never reached the origin.
+    @Test("a 400 or a 5xx from the origin, or a proxy's 407, judges nothing; other answers accept", arguments: [
+        (200, Outcome.accepted), (302, .accepted), (404, .accepted), (400, .cancelled), (407, .cancelled), (500, .cancelled), (503, .cancelled),
     ])
     func statusesThatJudgeNothing(status: Int, outcome: Outcome) {
         var ledger = TaskLedger()

@@ -218,7 +218,7 @@ public final class CountersignSessionDelegate: NSObject, URLSessionTaskDelegate,
         }
         // Judged here, on the delegate queue, before the task's end (reported on the same queue)
         // can settle the credential: a task cancelled while this challenge is with Countersign
-        // still has its credential reported refused.
+        // still has its credential reported rejected.
         let rejected = taskIdentifier.flatMap { task in
             ledger.withLock { ledger in
                 ledger.challenged(task: task, space: snapshot.space)

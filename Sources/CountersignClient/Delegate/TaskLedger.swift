@@ -124,7 +124,8 @@ struct TaskLedger: Sendable {
     ///   the service records a 403 forwarded raw (the server took the credential and refuses
     ///   anyway: neither counted nor a reset of the count, since some servers answer a wrong
     ///   password with 403); any other status means the credential got past authentication and
-    ///   is `accepted`, but for a 400 or 5xx from the origin (`Outcome.notChallenged(status:)`);
+    ///   is `accepted`, but for a 400 or 5xx from the origin, or a proxy's 407 that kept the request
+    ///   from it (`Outcome.notChallenged(status:)`);
     ///   no response at all is `cancelled`;
     /// - but a task that failed with the space's authentication failure as its response is
     ///   `cancelled`: URLSession keeps the 401/407 that asked for the credential as the task's

@@ -24,10 +24,11 @@ extension Outcome {
     /// What a response that is no challenge says about the credential its request carried:
     /// `accepted` (it got past authentication), except for a 400 (a server may refuse a request
     /// before it looks at the credential: a Digest `uri` that differs from the request line,
-    /// RFC 7616 §3.4.6) and a 5xx (the server failed, whatever it made of the credential), which
-    /// judge nothing and are `cancelled`: reported `accepted`, they reset the fleet's count of a
-    /// credential that may be wrong.
+    /// RFC 7616 §3.4.6), a 407 (a proxy stopped the request before it reached the server) and a
+    /// 5xx (the server failed, whatever it made of the credential), which judge nothing and are
+    /// `cancelled`: reported `accepted`, they reset the fleet's count of a credential that may be
+    /// wrong.
     public static func notChallenged(status: Int) -> Outcome {
-        status == 400 || (500...599).contains(status) ? .cancelled : .accepted
+        status == 400 || status == 407 || (500...599).contains(status) ? .cancelled : .accepted
     }
 }
