@@ -127,7 +127,7 @@ struct CompletionOnceTests {
 
     @Test("after the deadline answered, no call is started: no session opened late is asked for a decision")
     func nothingAskedAfterTheDeadline() async throws {
-        let script = FakeCountersign.Script(openSession: { _ in .json(201, FakeCountersign.sessionJSON(), delay: .milliseconds(600)) })
+        let script = FakeCountersign.Script(openSession: { _ in .json(201, FakeCountersign.sessionJSON(), delay: .seconds(3)) })
         try await FakeCountersign.run(script) { fake in
             let direct = DirectDelegate(baseURL: fake.baseURL) { $0.challengeTimeout = .milliseconds(100) }
             let probe = await direct.answer(Challenges.basic())
@@ -141,7 +141,7 @@ struct CompletionOnceTests {
     @Test("a late answer after the deadline is not applied, and its credential is settled")
     func lateAnswer() async throws {
         let credential = #"{"kind": "password", "user": "svc", "password": "late-secret", "domain": null}"#
-        let script = FakeCountersign.Script(challenge: { _ in .json(200, FakeCountersign.answerJSON(disposition: "useCredential", credential: credential), delay: .milliseconds(600)) })
+        let script = FakeCountersign.Script(challenge: { _ in .json(200, FakeCountersign.answerJSON(disposition: "useCredential", credential: credential), delay: .seconds(3)) })
         try await FakeCountersign.run(script) { fake in
             let direct = DirectDelegate(baseURL: fake.baseURL) { $0.challengeTimeout = .milliseconds(100) }
             // Opened first, so that the challenge is under way when the deadline answers.

@@ -1,6 +1,7 @@
 @testable import CountersignHTTP
 import CountersignCore
 @testable import CountersignStorage
+import CountersignTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -85,7 +86,7 @@ struct APIKeyCacheTests {
         let stored = StoredKey()
         let authenticator = authenticator(stored)
         let before = Task { await accepted(authenticator) }
-        try await KeyLookupsTests.eventually { stored.held == 1 }
+        #expect(await eventually { stored.held == 1 })
         stored.revoke()
         authenticator.forget(keyID: keyID)
         return (stored, authenticator, before)
@@ -99,9 +100,9 @@ struct APIKeyCacheTests {
         _ = await before.value
 
         let after = Task { await Self.accepted(authenticator) }
-        try await KeyLookupsTests.eventually { stored.held == 1 }
-        stored.releaseAll()
-        #expect(await after.value == false, "a key revoked through this instance was accepted after the revocation")
+        #expect(await eventually { stored.held == 1 })
+        let accepted = await whileReleasing(stored.releaseAll) { await after.value }
+        #expect(accepted == false, "a key revoked through this instance was accepted after the revocation")
     }
 
     /// A request that arrives after the revocation does not share the read still under way from
@@ -110,9 +111,11 @@ struct APIKeyCacheTests {
         let (stored, authenticator, before) = try await Self.revokedWhileARequestReadsTheKey()
         let after = Task { await Self.accepted(authenticator) }
         // Its own read; a request sharing the earlier one would leave only that one held.
-        for _ in 0..<100 where stored.held < 2 { try await Task.sleep(for: .milliseconds(10)) }
-        stored.releaseAll()
-        _ = await before.value
-        #expect(await after.value == false, "a key revoked through this instance was accepted after the revocation")
+        _ = await eventually(timeout: .seconds(1)) { stored.held == 2 }
+        let accepted = await whileReleasing(stored.releaseAll) {
+            _ = await before.value
+            return await after.value
+        }
+        #expect(accepted == false, "a key revoked through this instance was accepted after the revocation")
     }
 }

@@ -1,6 +1,7 @@
 @testable import CountersignHTTP
 import CountersignCore
 import CountersignStorage
+import CountersignTestSupport
 import Synchronization
 import Testing
 
@@ -38,19 +39,13 @@ struct KeyLookupsTests {
         }
     }
 
-    static func eventually(_ condition: () -> Bool) async throws {
-        for _ in 0..<500 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(condition())
-    }
-
     @Test func requestsForTheSameKeyShareOneRead() async throws {
         let reads = HeldReads()
         let lookups = KeyLookups(limit: 2, maxWaiting: 4) { await reads.find($0) }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<20 { group.addTask { _ = try await lookups.key(lookupID: "samekey") } }
-            try await Self.eventually { reads.held == 1 }
-            reads.releaseAll()
-            try await group.waitForAll()
+            #expect(await eventually { reads.held == 1 })
+            try await whileReleasing(reads.releaseAll) { try await group.waitForAll() }
         }
         #expect(reads.calls == ["samekey"])
     }
@@ -60,7 +55,7 @@ struct KeyLookupsTests {
         let lookups = KeyLookups(limit: 2, maxWaiting: 2) { await reads.find($0) }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for id in ["a", "b", "c", "d"] { group.addTask { _ = try await lookups.key(lookupID: id) } }
-            try await Self.eventually { reads.held == 2 && lookups.queued == 2 }
+            #expect(await eventually { reads.held == 2 && lookups.queued == 2 })
             await #expect(throws: CountersignError.self) { try await lookups.key(lookupID: "e") }
             // A key already being read joins that read instead of queueing.
             group.addTask { _ = try await lookups.key(lookupID: "a") }
@@ -73,9 +68,8 @@ struct KeyLookupsTests {
         #expect(reads.mostRunning == 2)
         #expect(Set(reads.calls) == ["a", "b", "c", "d"])
         // With the queue empty again, a new key is read at once.
-        async let late: Void = { _ = try await lookups.key(lookupID: "e") }()
-        try await Self.eventually { reads.held == 1 }
-        reads.releaseAll()
-        try await late
+        let late = Task { _ = try await lookups.key(lookupID: "e") }
+        #expect(await eventually { reads.held == 1 })
+        try await whileReleasing(reads.releaseAll) { try await late.value }
     }
 }

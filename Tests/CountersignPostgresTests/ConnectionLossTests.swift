@@ -1,4 +1,5 @@
 import CountersignPostgres
+import CountersignTestSupport
 import Testing
 
 /// A connection that breaks is reported once and replaced.
@@ -51,29 +52,31 @@ struct ConnectionLossTests {
     @Test("a connection killed while idle in the pool is replaced before use")
     func killedWhileIdle() async throws {
         try await Fixtures.withFreshPool(poolSize: 2) { pool, _ in
-            // Two open connections: kill one from the other.
+            // Two open connections, both in use at once (however late either call starts): kill
+            // one from the other.
+            let gate = AsyncGate()
             let pids = try await withThrowingTaskGroup(of: Int.self) { group in
                 for _ in 0..<2 {
                     group.addTask {
                         try await pool.withConnection { connection in
-                            _ = try connection.query("SELECT pg_sleep(0.2)")
+                            gate.arriveAndWait()
                             return try connection.query("SELECT pg_backend_pid() AS pid").first!.decode("pid", as: Int.self)
                         }
                     }
                 }
                 return try await group.reduce(into: [Int]()) { $0.append($1) }
             }
-            #expect(Set(pids).count == 2)
+            try #require(Set(pids).count == 2)
             #expect(pool.statistics.open == 2)
 
             let survivors = try await pool.withConnection { connection in
                 let me = try connection.query("SELECT pg_backend_pid() AS pid").first!.decode("pid", as: Int.self)
-                let victim = pids.first { $0 != me }!
+                let victim = try #require(pids.first { $0 != me })
                 _ = try connection.query("SELECT pg_terminate_backend($1::int)", [.int(victim)])
                 return victim
             }
             #expect(
-                await Fixtures.eventually {
+                await eventually {
                     (try? await pool.withConnection { connection in
                         try connection.query("SELECT count(*) AS n FROM pg_stat_activity WHERE pid = $1::int", [.int(survivors)])
                             .first!.decode("n", as: Int.self)

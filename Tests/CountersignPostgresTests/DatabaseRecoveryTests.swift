@@ -67,7 +67,7 @@ struct DatabaseRecoveryTests {
         let running = Task {
             try await pool.withConnection { try $0.query("SELECT pg_sleep(5)") }
         }
-        #expect(await Fixtures.eventually { pool.statistics.inUse == 1 })
+        #expect(await eventually { pool.statistics.inUse == 1 })
         try await Task.sleep(for: .milliseconds(100))
         try await cluster.stop()
         let lost = await Fixtures.expectPostgresError(.connectionLost) { _ = try await running.value }

@@ -82,19 +82,6 @@ enum Fixtures {
         }
     }
 
-    /// Polls `condition` until it holds or `timeout` passes; returns whether it held.
-    static func eventually(
-        timeout: Duration = .seconds(5),
-        _ condition: () async throws -> Bool
-    ) async rethrows -> Bool {
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        while ContinuousClock.now < deadline {
-            if try await condition() { return true }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return try await condition()
-    }
-
     static func uniqueName(_ prefix: String) -> String {
         prefix + "-" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
     }

@@ -99,7 +99,7 @@ struct LocalClusterTests {
     @Test("a slow statement is logged with its text and without its parameters; a quick one is not")
     func slowStatementsLogged() async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-slow-\(UUID().uuidString.prefix(8))").path
-        let cluster = LocalPostgresCluster(directory: root, options: .init(durable: false, slowStatementThreshold: .milliseconds(200)), logger: Fixtures.logger)
+        let cluster = LocalPostgresCluster(directory: root, options: .init(durable: false, slowStatementThreshold: .seconds(1)), logger: Fixtures.logger)
         defer {
             try? cluster.stop()
             try? FileManager.default.removeItem(atPath: root)
@@ -108,7 +108,7 @@ struct LocalClusterTests {
         let pool = PostgresPool(configuration: Fixtures.configuration(cluster.connectionString(database: "postgres"), poolSize: 1), logger: Fixtures.logger)
         try await pool.withConnection { connection in
             _ = try connection.query("SELECT 'quick' AS marker")
-            _ = try connection.query("SELECT pg_sleep($1::float8), $2::text AS secret", [.text("0.4"), .text("hunter2-in-a-parameter")])
+            _ = try connection.query("SELECT pg_sleep($1::float8), $2::text AS secret", [.text("1.5"), .text("hunter2-in-a-parameter")])
         }
         await pool.close()
         try await cluster.stop()

@@ -2,6 +2,7 @@ import CountersignCore
 @testable import CountersignPostgres
 import CountersignTestSupport
 import Foundation
+import Logging
 import Testing
 
 /// Migrations: loading files, applying each exactly once, refusing a changed history.
@@ -227,7 +228,7 @@ struct MigrationTests {
     @Test("a migration waiting for a lock gives way and tries again")
     func lockWaitsGiveWay() async throws {
         try await Fixtures.withFreshPool(poolSize: 2) { pool, connectionString in
-            try await MigrationRunner(migrations: [Self.base[0]]).migrate(on: pool, logger: Fixtures.logger)
+            _ = try await MigrationRunner(migrations: [Self.base[0]]).migrate(on: pool, logger: Fixtures.logger)
             let alter = Migration(version: 2, name: "alter", sql: "ALTER TABLE accounts ADD COLUMN note text;")
             let side = PostgresPool(configuration: Fixtures.configuration(connectionString, poolSize: 1), logger: Fixtures.logger)
             func holdingAccounts(for seconds: Double) -> Task<Void, any Error> {
@@ -239,12 +240,16 @@ struct MigrationTests {
                 }
             }
             func waitUntilHeld() async throws {
-                for _ in 0..<200 {
-                    let held = try await pool.withConnection { connection in
+                let held = try await eventually(timeout: .seconds(20)) {
+                    try await pool.withConnection { connection in
                         try connection.query("SELECT count(*)::int8 AS n FROM pg_locks WHERE relation = 'accounts'::regclass AND granted").rows[0].decode("n", as: Int.self)
-                    }
-                    if held > 0 { return }
-                    try await Task.sleep(for: .milliseconds(10))
+                    } > 0
+                }
+                try #require(held, "the side connection never took its lock")
+            }
+            func letGo() async throws {
+                _ = try await pool.withConnection { connection in
+                    try connection.query("SELECT pg_cancel_backend(pid) FROM pg_locks WHERE relation = 'accounts'::regclass AND granted")
                 }
             }
 
@@ -254,18 +259,22 @@ struct MigrationTests {
                 _ = try await MigrationRunner(migrations: [Self.base[0], alter], lockWaitPauses: [.milliseconds(100)]).migrate(on: pool, logger: Fixtures.logger)
             }
             #expect(refused?.message.contains("could not take the locks it needs") == true, "\(String(describing: refused))")
-            _ = try await pool.withConnection { connection in
-                try connection.query("SELECT pg_cancel_backend(pid) FROM pg_locks WHERE relation = 'accounts'::regclass AND granted")
-            }
+            try await letGo()
             _ = try? await throughEveryTry.value
 
-            let briefly = holdingAccounts(for: 3)
+            // Held until the migration has given way once: then it takes the table at a later try.
+            let untilGivenWay = holdingAccounts(for: 60)
             try await waitUntilHeld()
-            let started = ContinuousClock.now
-            let applied = try await MigrationRunner(migrations: [Self.base[0], alter], lockWaitPauses: [.seconds(2)]).migrate(on: pool, logger: Fixtures.logger)
-            #expect(applied.map(\.version) == [2])
-            #expect(ContinuousClock.now - started > .seconds(2), "it gave way once before the table was free")
-            try await briefly.value
+            let lines = LogLines()
+            let migrating = Task {
+                try await MigrationRunner(migrations: [Self.base[0], alter], lockWaitPauses: Array(repeating: .milliseconds(500), count: 60))
+                    .migrate(on: pool, logger: Logger(label: "countersign.test.migrations") { _ in RecordingLogHandler(into: lines) })
+            }
+            let gaveWay = await eventually(timeout: .seconds(20)) { lines.all.contains { $0.contains("trying again") } }
+            #expect(gaveWay, "the migration waited on the lock instead of giving way")
+            try await letGo()
+            _ = try? await untilGivenWay.value
+            #expect(try await migrating.value.map(\.version) == [2])
             await side.close()
         }
     }

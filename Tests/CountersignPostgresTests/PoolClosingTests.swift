@@ -21,7 +21,7 @@ struct PoolClosingTests {
                 _ = try connection.query("SELECT pg_sleep(60)")
             }
         }
-        #expect(await Fixtures.eventually { pool.statistics.inUse == 1 })
+        #expect(await eventually { pool.statistics.inUse == 1 })
 
         let started = ContinuousClock.now
         await pool.close()
@@ -50,7 +50,7 @@ struct PoolClosingTests {
         let inFlight = Task {
             try await pool.withConnection { try $0.query("SELECT pg_advisory_lock(4712), 42 AS v").first!.decode("v", as: Int.self) }
         }
-        #expect(await Fixtures.eventually { pool.statistics.inUse == 1 })
+        #expect(await eventually { pool.statistics.inUse == 1 })
         let unlock = Task {
             try await Task.sleep(for: .seconds(1))
             try await gate.withConnection { try $0.simpleQuery("SELECT pg_advisory_unlock(4712)") }

@@ -28,7 +28,7 @@ struct PoolWaitingTests {
                 _ = try connection.query("SELECT pg_advisory_unlock(4242)")
             }
         }
-        #expect(await Fixtures.eventually { pool.statistics.inUse == 1 })
+        #expect(await eventually { pool.statistics.inUse == 1 })
         return Occupation(holder: holder, gate: gate)
     }
 
@@ -40,7 +40,7 @@ struct PoolWaitingTests {
             let waiter = Task {
                 try await pool.withConnection { _ in ran.withLock { $0 = true } }
             }
-            #expect(await Fixtures.eventually { pool.statistics.waiters == 1 })
+            #expect(await eventually { pool.statistics.waiters == 1 })
 
             let clock = ContinuousClock()
             let start = clock.now
@@ -126,7 +126,7 @@ struct PoolWaitingTests {
                         try await pool.withConnection { _ in order.withLock { $0.append(index) } }
                     }
                 )
-                #expect(await Fixtures.eventually { pool.statistics.waiters == index + 1 })
+                #expect(await eventually { pool.statistics.waiters == index + 1 })
             }
             try await occupation.release()
             for waiter in waiters { try await waiter.value }

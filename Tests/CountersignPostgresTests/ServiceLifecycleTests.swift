@@ -50,7 +50,7 @@ struct ServiceLifecycleTests {
             _ = try await pool.withConnection { _ in 3 }
         }
         #expect(pool.statistics.open == 0)
-        #expect(try await Fixtures.eventually { try await sessions() == 0 })
+        #expect(try await eventually { try await sessions() == 0 })
         await observer.close()
     }
 
@@ -82,9 +82,9 @@ struct ServiceLifecycleTests {
                 try connection.query("SELECT pg_advisory_lock(4711), 42 AS v").first!.decode("v", as: Int.self)
             }
         }
-        #expect(await Fixtures.eventually { pool.statistics.inUse == 1 })
+        #expect(await eventually { pool.statistics.inUse == 1 })
         let waiter = Task { try await pool.withConnection { _ in 0 } }
-        #expect(await Fixtures.eventually { pool.statistics.waiters == 1 })
+        #expect(await eventually { pool.statistics.waiters == 1 })
 
         await group.triggerGracefulShutdown()
         await Fixtures.expectPostgresError(.poolClosed) { _ = try await waiter.value }

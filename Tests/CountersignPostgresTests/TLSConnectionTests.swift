@@ -55,7 +55,7 @@ struct TLSConnectionTests {
         )
         defer { proxy.terminate() }
         let pool = Self.tlsPool(cluster, port: port, timeouts: .seconds(2))
-        let listening = await Fixtures.eventually(timeout: .seconds(20)) {
+        let listening = await eventually(timeout: .seconds(20)) {
             (try? await pool.withConnection { try $0.query("SELECT 1") }) != nil
         }
         try #require(listening)

@@ -82,7 +82,11 @@ struct CredentialChangesTests {
                     try connection.execute("COMMIT")
                 }
             }
-            while !updated.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
+            for _ in 0..<1000 where !updated.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
+            guard updated.withLock({ $0 }) else {
+                Issue.record("the update did not start: \(await update.result)")
+                return
+            }
             let meanwhile = try await fixture.state.tenantState(fixture.tenantID)
             stateRead.withLock { $0 = true }
             try await update.value

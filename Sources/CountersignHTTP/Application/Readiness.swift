@@ -18,7 +18,7 @@ final class Readiness: Sendable {
     /// probes ask every second, and one line says it.
     private let saidKeyMismatch = Atomic(false)
     /// A probe must answer quickly even when the database hangs.
-    let timeout: Duration = .seconds(2)
+    let timeout: Duration
     /// How long an answer is reused.
     let cacheTTL: Duration
     private let recent = Mutex<(at: ContinuousClock.Instant, failure: CountersignError?)?>(nil)
@@ -31,9 +31,11 @@ final class Readiness: Sendable {
         cacheTTL: Duration,
         hasMasterKey: Bool,
         logger: Logger,
+        timeout: Duration = .seconds(2),
         masterKeyMatchesDatabase: @escaping @Sendable () async throws -> Bool?
     ) {
         self.logger = logger
+        self.timeout = timeout
         self.pool = pool
         self.expectedSchemaVersion = expectedSchemaVersion
         self.cacheTTL = cacheTTL

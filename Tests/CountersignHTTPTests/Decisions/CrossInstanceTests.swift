@@ -1,4 +1,5 @@
 import CountersignPostgres
+import CountersignTestSupport
 import Foundation
 import Testing
 
@@ -215,6 +216,16 @@ struct AccessChangeTests {
     /// Ends every instance's listening connection, and waits until its backend is gone, so that
     /// what is changed next is announced to no one.
     static func endListeningConnections(_ side: PostgresPool) async throws {
+        // The second instance's listener may still be connecting (or reconnecting, after an
+        // earlier call): both are ended, or what follows could be heard.
+        let bothListening = try await eventually(timeout: .seconds(15)) {
+            try await side.withConnection { connection in
+                try connection.query(
+                    "SELECT count(*)::int8 AS n FROM pg_stat_activity WHERE application_name = 'countersign listener' AND datname = current_database() AND state = 'idle'"
+                ).rows[0].decode("n", as: Int.self)
+            } == 2
+        }
+        try #require(bothListening, "the two instances' listening connections are not both up")
         let listeners = try await side.withConnection { connection in
             try connection.query(
                 "SELECT pid, pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'countersign listener' AND datname = current_database()"
