@@ -18,6 +18,19 @@ struct BasicAuthorizationTests {
         #expect(try BasicAuthorization.headerValue(user: user, password: password) == expected)
     }
 
+    /// `charset="UTF-8"` asks for NFC (RFC 7617 §2.1): a password stored decomposed goes as the
+    /// composed `é` the server expects; without the parameter, the bytes go as stored.
+    @Test func charsetUTF8NormalizesToNFC() throws {
+        let decomposed = "e\u{301}t\u{E9}"
+        let composed = Array("ét\u{E9}".utf8)
+        #expect(Array(decomposed.utf8) != composed)
+        func pair(_ header: String) -> [UInt8] {
+            Array(Data(base64Encoded: String(header.dropFirst("Basic ".count)))!)
+        }
+        #expect(pair(try BasicAuthorization.headerValue(user: "Zoe\u{308}", password: decomposed, charsetUTF8: true)) == Array("Zo\u{EB}:".utf8) + composed)
+        #expect(pair(try BasicAuthorization.headerValue(user: "u", password: decomposed)) == Array("u:".utf8) + Array(decomposed.utf8))
+    }
+
     @Test(
         "refuses what RFC 7617 forbids",
         arguments: [

@@ -283,6 +283,23 @@ struct DigestResponderTests {
         #expect(!answer.headerValue.contains("username*"))
     }
 
+    /// `charset=UTF-8` asks for NFC (RFC 7616 §4): a name and password stored decomposed are
+    /// hashed, and the name sent, as their composed forms; without it, as stored.
+    @Test func charsetUTF8NormalizesToNFC() throws {
+        func answer(_ challenge: String, user: String, password: String) throws -> DigestAuthorization {
+            try responder.authorization(
+                for: try digestChallenge(challenge), user: user, password: password, method: "GET", requestURI: "/", cnonce: "c", nonceCount: 1)
+        }
+        let utf8 = #"Digest realm="r", nonce="n", qop="auth", charset=UTF-8"#
+        let composed = try answer(utf8, user: "J\u{E4}s", password: "p\u{E9}")
+        let decomposed = try answer(utf8, user: "Ja\u{308}s", password: "pe\u{301}")
+        #expect(decomposed.response == composed.response)
+        #expect(decomposed.headerValue.hasPrefix("Digest username*=UTF-8''J%C3%A4s, "))
+        let asStored = try answer(#"Digest realm="r", nonce="n", qop="auth""#, user: "Ja\u{308}s", password: "pe\u{301}")
+        #expect(asStored.response != composed.response)
+        #expect(asStored.headerValue.hasPrefix("Digest username*=UTF-8''Ja%CC%88s, "))
+    }
+
     @Test func extendedNotationEncodesAllButAttributeCharacters() throws {
         let challenge = try digestChallenge(#"Digest realm="r", nonce="n", qop="auth""#)
         let answer = try responder.authorization(

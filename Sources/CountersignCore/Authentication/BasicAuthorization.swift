@@ -4,13 +4,16 @@ public enum BasicAuthorization {
     /// `Basic ` and the base64 of `user:password` in UTF-8.
     ///
     /// UTF-8 is what RFC 7617 §2.1 defines (`charset="UTF-8"`) and what every current client
-    /// sends. The strings are encoded exactly as stored, without Unicode normalization, because
+    /// sends. With `charsetUTF8` (the challenge said `charset="UTF-8"`) both are normalized to
+    /// NFC first, as that parameter asks; without it they are encoded exactly as stored, because
     /// the server compares them with whatever bytes it was provisioned with.
     ///
     /// - Throws: `invalid_basic_user` when `user` contains a colon (the server would split the
     ///   pair at it, RFC 7617 §2) or a control character; `invalid_basic_password` when
     ///   `password` contains a control character (RFC 7617 §2 forbids them in both).
-    public static func headerValue(user: String, password: String) throws(CountersignError) -> String {
+    public static func headerValue(user: String, password: String, charsetUTF8: Bool = false) throws(CountersignError) -> String {
+        let user = CredentialText.forServer(user, charsetUTF8: charsetUTF8)
+        let password = CredentialText.forServer(password, charsetUTF8: charsetUTF8)
         guard !user.utf8.contains(UInt8(ascii: ":")) else {
             throw CountersignError(.invalidBasicUser, "a Basic user-id cannot contain ':'")
         }

@@ -25,8 +25,8 @@ public struct DigestChallenge: Sendable, Hashable {
     /// The implemented qop values the server offers, in its order; values Countersign does not
     /// implement are left out. Empty when the challenge has no `qop` at all: RFC 2069 mode.
     public let qopOptions: [DigestQop]
-    /// `charset=UTF-8`: the server expects user name and password in UTF-8 (the only encoding
-    /// Countersign sends anyway).
+    /// `charset=UTF-8`: the server expects user name and password in Unicode NFC, in UTF-8
+    /// (the only encoding Countersign sends anyway; `DigestResponder` normalizes them).
     public let isCharsetUTF8: Bool
     /// `userhash=true`: the server wants `H(user:realm)` instead of the user name.
     public let userhash: Bool

@@ -13,8 +13,9 @@
 /// - **user name**: with `userhash=true`, `H(user ":" realm)` in hexadecimal (RFC 7616 §3.4.4);
 ///   otherwise the name as a quoted-string when it is ASCII, and `username*` in RFC 8187 notation
 ///   (`UTF-8''J%C3%A4s...`) when it is not, as RFC 7616 §3.4.4 prescribes. Names and passwords
-///   are hashed as UTF-8 bytes exactly as stored; no Unicode normalization is applied, because the
-///   server compares against whatever bytes it was provisioned with.
+///   are hashed as UTF-8 bytes, normalized to NFC when the challenge says `charset=UTF-8` (RFC
+///   7616 §4) and exactly as stored otherwise, because such a server compares against whatever
+///   bytes it was provisioned with.
 /// - **algorithm**: echoed with the server's spelling, and only if the server sent one.
 public struct DigestResponder: Sendable {
     /// Hashes bytes with the given algorithm and returns the raw digest.
@@ -53,6 +54,8 @@ public struct DigestResponder: Sendable {
         cnonce: String,
         nonceCount: UInt32
     ) throws(CountersignError) -> DigestAuthorization {
+        let user = CredentialText.forServer(user, charsetUTF8: challenge.isCharsetUTF8)
+        let password = CredentialText.forServer(password, charsetUTF8: challenge.isCharsetUTF8)
         guard !user.isEmpty, !user.utf8.contains(where: AuthenticationSyntax.isControl) else {
             throw CountersignError(.invalidDigestUser, "a Digest user name must be non-empty and free of control characters")
         }

@@ -334,7 +334,11 @@ public struct RawResponseService: Sendable {
         else { return .none }
         switch chosen.mechanism {
         case .some(.basic):
-            return .basic(headerValue: try BasicAuthorization.headerValue(user: released.user, password: released.password))
+            return .basic(
+                headerValue: try BasicAuthorization.headerValue(
+                    user: released.user, password: released.password, charsetUTF8: chosen.challenge.parameter("charset") != nil
+                )
+            )
         case .some(.digest):
             guard let digest = chosen.digest else { return .none }
             // A dry run with placeholder counts: the real ones are taken only once the decision is recorded.
