@@ -23,6 +23,24 @@ struct ChallengeSelectorTests {
         #expect(selection.assessments[1].reason == "Digest MD5 ranks below the chosen Digest SHA-256")
     }
 
+    /// A challenge offering only auth-int, for a request whose body did not come (or came hashed
+    /// under another algorithm), gives way to one that can be answered; alone, it is still chosen
+    /// (its answer then says that the body is needed).
+    @Test func anAuthIntOnlyChallengeWithoutTheBodyGivesWay() throws {
+        let challenges = try parser.parse([
+            #"Digest realm="r", nonce="a", algorithm=SHA-256, qop="auth-int""#,
+            #"Digest realm="r", nonce="b", algorithm=MD5, qop="auth""#,
+        ])
+        let withoutBody = selector.select(from: challenges, canHashEntityBody: { _ in false }) { _, _ in true }
+        #expect(statuses(withoutBody) == [.lowerPreference, .chosen])
+        #expect(withoutBody.assessments[0].reason.contains("needs the request's body"))
+        let hashedUnderSHA256 = DigestEntityBody.hash(.sha256, hex: String(repeating: "0", count: 64))
+        let withBody = selector.select(from: challenges, canHashEntityBody: hashedUnderSHA256.hashes(under:)) { _, _ in true }
+        #expect(statuses(withBody) == [.chosen, .lowerPreference])
+        let alone = selector.select(from: Array(challenges.prefix(1)), canHashEntityBody: { _ in false }) { _, _ in true }
+        #expect(statuses(alone) == [.chosen])
+    }
+
     @Test func defaultOrderAcrossSchemes() throws {
         let challenges = try parser.parse([
             #"Basic realm="r""#, "Negotiate", "NTLM", #"Digest realm="r", nonce="n", qop=auth"#,

@@ -70,6 +70,17 @@ struct ResponseDeciderTests {
         #expect(plan.selection.assessments.map(\.status) == [.unsupportedAlgorithm, .lowerPreference, .chosen])
     }
 
+    /// A response whose strongest challenge offers only auth-int is answered with another when
+    /// the request's body did not come with it, and with that one when it did.
+    @Test func anAuthIntOnlyChallengeIsAnsweredWhenTheBodyCame() throws {
+        let decide = engine(releasing: [.httpDigest])
+        let fields = [#"Digest realm="d", nonce="a", qop="auth-int", algorithm=SHA-256"#, #"Digest realm="d", nonce="b", qop=auth"#]
+        #expect(try ResponseDecider.plan(context(fields), policy: .empty, decide: decide).chosen?.index == 1)
+        var withBody = try context(fields)
+        withBody.entityBody = .bytes([])
+        #expect(try ResponseDecider.plan(withBody, policy: .empty, decide: decide).chosen?.index == 0)
+    }
+
     /// A hash the crypto library lacks (MD5 under a FIPS-only OpenSSL) is as if the tenant did not
     /// prefer it: another challenge is answered, never one the process cannot compute.
     @Test func aMechanismThisProcessCannotComputeIsPassedOver() throws {

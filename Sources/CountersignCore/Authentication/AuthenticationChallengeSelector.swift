@@ -11,6 +11,9 @@
 ///
 /// Of the challenges that pass, the one whose mechanism comes first in the preference list is
 /// `chosen`; on a tie the server's order decides (first wins). The rest are `lowerPreference`.
+/// A Digest challenge that offers only `qop=auth-int`, for a request whose body cannot be hashed
+/// under its algorithm (`canHashEntityBody`), is chosen only when no other challenge passes: its
+/// answer would fail for want of the body, where another challenge's would not.
 /// The selection is a pure function of its inputs.
 public struct AuthenticationChallengeSelector: Sendable {
     /// Mechanisms from most to least preferred; anything absent is never chosen.
@@ -29,14 +32,17 @@ public struct AuthenticationChallengeSelector: Sendable {
     ///   - hasCredential: whether a usable credential is held for a scheme and realm (`nil` for
     ///     schemes without realms, such as NTLM). Called at most once per challenge, only for
     ///     challenges that pass the other checks; its error, if any, is rethrown.
+    ///   - canHashEntityBody: whether the request's body (or its hash) was forwarded in a form
+    ///     that hashes under a Digest algorithm, as `qop=auth-int` needs.
     public func select<Failure: Error>(
         from challenges: [AuthenticationChallenge],
+        canHashEntityBody: (DigestHashAlgorithm) -> Bool = { _ in true },
         hasCredential: (_ scheme: AuthenticationScheme, _ realm: String?) throws(Failure) -> Bool
     ) throws(Failure) -> AuthenticationChallengeSelection {
         var assessments: [AuthenticationChallengeAssessment] = []
         assessments.reserveCapacity(challenges.count)
         // Candidates have passed every check; their status is settled once the best is known.
-        var candidates: [(position: Int, rank: Int)] = []
+        var candidates: [(position: Int, rank: Int, lacksBody: Bool)] = []
 
         for (index, challenge) in challenges.enumerated() {
             func assessment(
@@ -121,12 +127,16 @@ public struct AuthenticationChallengeSelector: Sendable {
                 )
                 continue
             }
-            candidates.append((assessments.count, rank))
+            let lacksBody = digest.map { digest in
+                DigestResponder.selectQop(from: digest.qopOptions) == .authInt && !canHashEntityBody(digest.algorithm.hashAlgorithm)
+            } ?? false
+            candidates.append((assessments.count, rank, lacksBody))
             assessments.append(assessment(.lowerPreference, "", mechanism: mechanism, digest: digest))
         }
 
         // The strictly smaller rank wins, so on a tie the earlier challenge stays chosen.
-        if let best = candidates.min(by: { $0.rank < $1.rank }) {
+        let answerable = candidates.filter { !$0.lacksBody }
+        if let best = (answerable.isEmpty ? candidates : answerable).min(by: { $0.rank < $1.rank }) {
             let chosenMechanism = assessments[best.position].mechanism.map(String.init(describing:)) ?? ""
             for candidate in candidates {
                 let old = assessments[candidate.position]
@@ -139,7 +149,9 @@ public struct AuthenticationChallengeSelector: Sendable {
                     status: isChosen ? .chosen : .lowerPreference,
                     reason: isChosen
                         ? "strongest answerable challenge (\(chosenMechanism))"
-                        : "\(old.mechanism.map(String.init(describing:)) ?? "") ranks below the chosen \(chosenMechanism)"
+                        : candidate.lacksBody && !best.lacksBody
+                            ? "its only qop, auth-int, needs the request's body (request.body, or request.bodyHash under its algorithm); \(chosenMechanism) does not"
+                            : "\(old.mechanism.map(String.init(describing:)) ?? "") ranks below the chosen \(chosenMechanism)"
                 )
             }
         }

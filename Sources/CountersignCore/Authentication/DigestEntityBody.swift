@@ -11,3 +11,14 @@ public enum DigestEntityBody: Sendable, Hashable {
     /// `H(entity-body)`: the body's hash under `algorithm`, in hexadecimal (either case).
     case hash(DigestHashAlgorithm, hex: String)
 }
+
+extension DigestEntityBody {
+    /// Whether `H(entity-body)` can be had under `algorithm`: from the bytes always, from a hash
+    /// only under its own algorithm.
+    public func hashes(under algorithm: DigestHashAlgorithm) -> Bool {
+        switch self {
+        case .bytes: true
+        case .hash(let own, _): own == algorithm
+        }
+    }
+}

@@ -25,7 +25,10 @@ public enum ResponseDecider {
     ) throws(CountersignError) -> ResponsePlan {
         let preference = policy.settings.schemePreference.filter(canAnswer)
         var plans: [String: DecisionPlan] = [:]
-        let selection = AuthenticationChallengeSelector(preference: preference).select(from: response.challenges) { scheme, realm in
+        let selection = AuthenticationChallengeSelector(preference: preference).select(
+            from: response.challenges,
+            canHashEntityBody: { response.entityBody?.hashes(under: $0) ?? false }
+        ) { scheme, realm in
             let space = response.protectionSpace(scheme: scheme, realm: realm)
             let plan = plans[space.key] ?? decide(space)
             plans[space.key] = plan
