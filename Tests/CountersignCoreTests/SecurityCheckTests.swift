@@ -131,6 +131,22 @@ struct SecurityCheckEngineTests {
         #expect(lapsed.attempts == 1)
     }
 
+    /// An admin lowers `maxAttempts` below the failures a client has: its next challenge blocks
+    /// it, for the block's time, as the last failure would have under the new limit. Left
+    /// attempting, it got no answer and no block while challenges kept its window open.
+    @Test func aLoweredLimitBlocksAtTheNextChallenge() {
+        var state = SecurityCheckState.challenged(nil, at: t0, limits: limits)
+        state = SecurityCheckState.failed(state, at: t0, limits: limits)
+        state = SecurityCheckState.failed(state, at: t0 + 1, limits: limits)
+        var lowered = limits
+        lowered.maxAttempts = 2
+        let next = SecurityCheckState.challenged(state, at: t0 + 10, limits: lowered)
+        #expect(next.name(at: t0 + 10) == .blocked)
+        #expect(next.expiresAt == t0 + 10 + Double(lowered.blockedStateExpirationSec))
+        #expect(next.blocks == 1 && next.attempts == 2)
+        #expect(SecurityCheckState.challenged(next, at: t0 + 20, limits: lowered) == next)
+    }
+
     @Test func aBlockOfNoSecondsIsNoBlock() {
         var unblocking = limits
         unblocking.blockedStateExpirationSec = 0

@@ -96,8 +96,7 @@ struct APIKeyCacheTests {
     /// were concurrent), but what it read is not kept for the requests after.
     @Test func aReadFromBeforeTheRevocationIsNotKept() async throws {
         let (stored, authenticator, before) = try await Self.revokedWhileARequestReadsTheKey()
-        stored.releaseAll()
-        _ = await before.value
+        _ = await whileReleasing(stored.releaseAll) { await before.value }
 
         let after = Task { await Self.accepted(authenticator) }
         #expect(await eventually { stored.held == 1 })

@@ -58,20 +58,34 @@ public struct SecurityCheckState: Hashable, Sendable {
 
     /// The server challenged the client: it is attempting (again), unless it is blocked. As a
     /// MobileFirst server, each challenge restarts the attempting window; a lapsed state or a
-    /// success the server no longer honours starts counting from zero.
+    /// success the server no longer honours starts counting from zero. A client whose failures
+    /// already reach `maxAttempts` (an admin lowered it) is blocked now, as its last failure would
+    /// have blocked it under the new limit: left attempting, it got no answer and no block, each
+    /// challenge pushing its window on.
     public static func challenged(_ current: Self?, at now: Date, limits: SecurityCheckLimits) -> Self {
         var state = current ?? Self(stored: .expired, attempts: 0, expiresAt: now, totalFailures: 0, blocks: 0)
         switch state.name(at: now) {
         case .blocked:
             return state
         case .attempting:
-            break
+            if state.attempts >= limits.maxAttempts {
+                state.block(at: now, limits: limits)
+                return state
+            }
         case .success, .expired:
             state.attempts = 0
         }
         state.stored = .attempting
         state.expiresAt = now.addingTimeInterval(Double(limits.attemptingStateExpirationSec))
         return state
+    }
+
+    /// Blocked for `blockedStateExpirationSec`; 0 never blocks: the attempts start over at once,
+    /// and no block is counted.
+    private mutating func block(at now: Date, limits: SecurityCheckLimits) {
+        stored = .blocked
+        expiresAt = now.addingTimeInterval(Double(limits.blockedStateExpirationSec))
+        if limits.blockedStateExpirationSec > 0 { blocks += 1 }
     }
 
     /// The server refused an answer: one more failed attempt, and the block at `maxAttempts`.
@@ -82,10 +96,7 @@ public struct SecurityCheckState: Hashable, Sendable {
         state.totalFailures += 1
         if name == .blocked { return state }
         if state.attempts >= limits.maxAttempts {
-            state.stored = .blocked
-            state.expiresAt = now.addingTimeInterval(Double(limits.blockedStateExpirationSec))
-            // 0 never blocks: the attempts start over at once, and no block is counted.
-            if limits.blockedStateExpirationSec > 0 { state.blocks += 1 }
+            state.block(at: now, limits: limits)
         } else {
             state.stored = .attempting
             state.expiresAt = now.addingTimeInterval(Double(limits.attemptingStateExpirationSec))

@@ -186,6 +186,8 @@ public struct SecurityCheckService: Sendable {
                 challenged[name] = try await store.refreshed(
                     started,
                     tenantID: asker.tenantID,
+                    securityCheck: name,
+                    clientID: clientID,
                     credentialID: handler.credentialId.flatMap { UUID(text: $0) },
                     spaceKey: SecurityCheckEngine.protectionSpace(for: name).key
                 )

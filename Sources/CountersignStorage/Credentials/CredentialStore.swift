@@ -290,8 +290,11 @@ public struct CredentialStore: Sendable {
     /// One page of a credential's history, oldest first, and the cursor of the next page; `nil`
     /// when the tenant never had that credential. A deleted credential keeps its history.
     public func history(tenantID: UUID, id: UUID, limit: Int = 100, after cursor: String? = nil) async throws -> (entries: [HistoryEntry], next: String?)? {
+        // Named by the tenant and the credential: another history's cursor is refused.
+        let list = PageCursor.list("credential-history", tenantID: tenantID, filters: [id.text])
         let after = try cursor.map { text in
-            guard let sequence = Int64(try KeyCursor(text: text, count: 1).values[0]) else { throw PageCursor.refused }
+            let values = try KeyCursor(text: text, count: 2).values
+            guard values[0] == list, let sequence = Int64(values[1]) else { throw PageCursor.refused }
             return sequence
         }
         return try await pool.withConnection { connection in
@@ -312,7 +315,7 @@ public struct CredentialStore: Sendable {
                 guard !known.rows.isEmpty else { return nil }
             }
             let shown = rows.prefix(limit)
-            let next = try rows.count > limit ? shown.last.map { KeyCursor(values: [String(try $0.decode("id", as: Int64.self))]).text } : nil
+            let next = try rows.count > limit ? shown.last.map { KeyCursor(values: [list, String(try $0.decode("id", as: Int64.self))]).text } : nil
             return (try shown.map(Self.historyEntry(from:)), next)
         }
     }

@@ -415,12 +415,21 @@ public struct DecisionStore: Sendable {
 
     /// One page of decisions, newest first, and the cursor of the next page.
     public func list(tenantID: UUID, filter: Filter, limit: Int, after cursor: String?) async throws -> (entries: [DecisionEntry], next: String?) {
-        try await PageCursor.paging("decisions", after: cursor) { position in
-            try await page(tenantID: tenantID, filter: filter, limit: limit, after: position)
+        let list = PageCursor.list(
+            "decisions", tenantID: tenantID,
+            filters: [
+                filter.sessionID?.text, filter.clientID, filter.credentialID?.text, filter.disposition?.rawValue,
+                filter.since.map { "\($0.timeIntervalSince1970)" }, filter.until.map { "\($0.timeIntervalSince1970)" },
+            ]
+        )
+        return try await PageCursor.paging(list, after: cursor) { position in
+            try await page(list, tenantID: tenantID, filter: filter, limit: limit, after: position)
         }
     }
 
-    private func page(tenantID: UUID, filter: Filter, limit: Int, after position: PageCursor?) async throws -> (entries: [DecisionEntry], next: String?) {
+    private func page(
+        _ list: String, tenantID: UUID, filter: Filter, limit: Int, after position: PageCursor?
+    ) async throws -> (entries: [DecisionEntry], next: String?) {
         try await pool.withConnection { connection in
             let rows = try connection.query(
                 """
@@ -442,7 +451,7 @@ public struct DecisionStore: Sendable {
                     PostgresValue(position?.at), PostgresValue(position?.id), .int(limit + 1),
                 ]
             ).rows
-            return try PageCursor.page("decisions", of: rows, limit: limit, Self.entry(from:))
+            return try PageCursor.page(list, of: rows, limit: limit, Self.entry(from:))
         }
     }
 

@@ -52,15 +52,31 @@ public struct SecurityCheckStore: Sendable {
         }
     }
 
-    /// `challenged` read again for its credential's counter alone, after a decision made from it
-    /// came back stale: the client's state was already moved by the challenge.
-    public func refreshed(_ challenged: Challenged, tenantID: UUID, credentialID: UUID?, spaceKey: String) async throws -> Challenged {
-        try await pool.withConnection { connection in
+    /// `challenged` read again after a decision made from it came back stale: the credential's
+    /// counter, and the client's state as it is now (the challenge already moved it; a failure
+    /// reported meanwhile, which moved the counter, may have blocked the client), in one snapshot.
+    /// A new counter with the old state released an answer to a client blocked since.
+    public func refreshed(
+        _ challenged: Challenged,
+        tenantID: UUID,
+        securityCheck: String,
+        clientID: String,
+        credentialID: UUID?,
+        spaceKey: String
+    ) async throws -> Challenged {
+        try await pool.withTransaction { connection in
+            try connection.simpleQuery("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
             let now = try Self.now(on: connection)
             var refreshed = challenged
             (refreshed.credentialFailures, refreshed.credentialBlockedUntil) = try Self.counter(
                 tenantID: tenantID, credentialID: credentialID, spaceKey: spaceKey, at: now, on: connection
             )
+            if let state = try connection.query(
+                "SELECT state, attempts, expires_at, total_failures, blocks FROM security_check_states WHERE tenant_id = $1 AND security_check = $2 AND client_id = $3",
+                [.uuid(tenantID), .text(securityCheck), .text(clientID)]
+            ).rows.first.map(Self.state(from:)) {
+                refreshed.state = state
+            }
             refreshed.now = now
             return refreshed
         }
@@ -155,11 +171,15 @@ public struct SecurityCheckStore: Sendable {
                         : SecurityCheckState.failed($0, at: now, limits: limits)
                 }
             }
-            let state = try Self.entries(
-                where: "s.tenant_id = $1 AND s.security_check = $2 AND s.client_id = $3",
-                [.uuid(tenantID), .text(securityCheck), .text(clientID)],
-                on: connection
-            ).first
+            // A client challenged while a handler counted the check still has a row: not shown
+            // once none does, as the contract says.
+            let state = try limits.flatMap { _ in
+                try Self.entries(
+                    where: "s.tenant_id = $1 AND s.security_check = $2 AND s.client_id = $3",
+                    [.uuid(tenantID), .text(securityCheck), .text(clientID)],
+                    on: connection
+                ).first
+            }
             return Report(outcome: result, applied: pending, state: state)
         }
     }

@@ -1,4 +1,5 @@
 import CountersignCore
+import CountersignCrypto
 import CountersignPostgres
 import Foundation
 
@@ -29,6 +30,15 @@ struct PageCursor: Sendable {
 
     var text: String {
         CursorText.encode("\(list)|\(at)|\(id.text)")
+    }
+
+    /// The name of a filtered listing in its cursors: `list` and a digest of the tenant and the
+    /// filters. A cursor sent with other filters, or by another tenant, is then `invalid_query`,
+    /// not a page that silently starts at the position of another listing.
+    static func list(_ list: String, tenantID: UUID, filters: [String?]) -> String {
+        // A filter left out is not the empty text, and each value is kept apart from the next.
+        let scope = ([tenantID.text] + filters.map { $0.map { "=" + $0 } ?? "-" }).joined(separator: "\u{0}")
+        return list + ":" + Array(Digest.hash(.sha256, scope).prefix(8)).hexString
     }
 
     /// Reads the cursor `text` (if any) of `list` and runs the page's query after it.

@@ -148,6 +148,11 @@ struct AdminCredentialTests {
             #expect(try await api.call(.get, "/v1/credentials/\(UUID().text)/history", key: tenant.adminKey).status == 404)
             let badCursor = try await api.call(.get, "/v1/credentials/\(id)/history?cursor=bm90LWEtY3Vyc29y", key: tenant.adminKey)
             #expect(badCursor.errorCode == "invalid_query")
+            // Another credential's history does not start at this one's position.
+            let other = try await api.credential(tenant, account: "other")
+            let page = try await api.call(.get, "/v1/credentials/\(id)/history?limit=1", key: tenant.adminKey)
+            let cursor = try #require(page.string("nextCursor"))
+            #expect(try await api.call(.get, "/v1/credentials/\(other)/history?cursor=\(cursor)", key: tenant.adminKey).errorCode == "invalid_query")
         }
     }
 

@@ -64,6 +64,16 @@ struct DecisionAuditTests {
             let combined = try await api.call(.get, "/v1/decisions?since=\(stamp)&clientId=alice&limit=1000", key: tenant.adminKey)
             #expect(Set(Self.ids(combined)) == Set(burst))
 
+            // A cursor goes with the filters it was given out under: with others it would start
+            // that listing at this one's position, skipping what lies between.
+            let firstOfAlice = try await api.call(.get, "/v1/decisions?clientId=alice&limit=1", key: tenant.adminKey)
+            let cursor = try #require(firstOfAlice.string("nextCursor"))
+            #expect(try await api.call(.get, "/v1/decisions?clientId=alice&limit=1&cursor=\(cursor)", key: tenant.adminKey).status == 200)
+            for query in ["clientId=bob", "", "sessionId=\(bob)"] {
+                let other = try await api.call(.get, "/v1/decisions?\(query)&cursor=\(cursor)", key: tenant.adminKey)
+                #expect(other.status == 400 && other.errorCode == "invalid_query", "\(query): \(other)")
+            }
+
             let record = try await api.decisionRecord(tenant, made[0])
             #expect(record.string("clientId") == "alice")
             #expect(record.string("sessionId") == alice)

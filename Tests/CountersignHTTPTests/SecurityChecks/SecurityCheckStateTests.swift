@@ -380,6 +380,18 @@ struct SecurityCheckStateTests {
         }
     }
 
+    /// With no handler counting the check any more, a report says so: its `state` is null, as
+    /// the contract says, even for a client that still has a row from before.
+    @Test func aReportWithoutACountingHandlerHasNoState() async throws {
+        try await TestService.run { api in
+            let (tenant, session, _) = try await Self.answeredPinCheck(api)
+            try await api.securityCheckHandlers(tenant, "[]")
+            let failure = try await api.reportSecurityCheck(tenant, session: session, check: "PinCodeAttempts", "failure")
+            #expect(failure.status == 200, "\(failure)")
+            #expect(failure.json["state"] is NSNull, "\(failure)")
+        }
+    }
+
     /// A handler that now answers with another credential does not set this one's limit.
     @Test func aHandlerOfAnotherCredentialDoesNotSetTheLimit() async throws {
         try await TestService.run { api in
