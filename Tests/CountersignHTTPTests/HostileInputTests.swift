@@ -108,13 +108,22 @@ struct HostileInputTests {
         }
     }
 
+    /// A cursor given out, with its time replaced by one of the right shape that is no time
+    /// (which the database, not the cursor's parser, finds out).
     @Test func aCursorWithAnImpossibleTimeIsRefused() async throws {
         try await TestService.run { api in
             let tenant = try await api.tenant()
+            for index in 0..<2 { _ = try await api.credential(tenant, account: "svc-\(index)") }
+            let page = try await api.call(.get, "/v1/credentials?limit=1", key: tenant.adminKey)
+            let given = try #require(page["nextCursor"] as? String, "\(page)")
+            let base64 = given.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            let text = try #require(Data(base64Encoded: base64 + String(repeating: "=", count: (4 - base64.count % 4) % 4)).flatMap { String(data: $0, encoding: .utf8) })
+            let parts = text.split(separator: "|", omittingEmptySubsequences: false)
+            try #require(parts.count == 3, "\(text)")
             for time in ["2026-99-99 00:00:00+00", "2026-02-30 00:00:00+00", "2026-01-01 25:61:00+00"] {
-                let cursor = Data("decisions|\(time)|01a206fd-d378-723a-819e-23dee6e42dbd".utf8).base64EncodedString()
+                let cursor = Data("\(parts[0])|\(time)|\(parts[2])".utf8).base64EncodedString()
                     .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-                let reply = try await api.call(.get, "/v1/decisions?cursor=\(cursor)", key: tenant.adminKey)
+                let reply = try await api.call(.get, "/v1/credentials?cursor=\(cursor)", key: tenant.adminKey)
                 #expect(reply.status == 400 && reply.errorCode == "invalid_query", "\(time): \(reply)")
             }
         }
@@ -128,10 +137,16 @@ struct HostileInputTests {
             let page = try await api.call(.get, "/v1/credentials?limit=1", key: tenant.adminKey)
             let cursor = try #require(page["nextCursor"] as? String, "\(page)")
             #expect(try await api.call(.get, "/v1/credentials?limit=1&cursor=\(cursor)", key: tenant.adminKey).status == 200)
-            for list in ["/v1/decisions", "/v1/keys", "/v1/counters", "/v1/identities"] {
+            for list in ["/v1/decisions", "/v1/keys", "/v1/counters", "/v1/identities", "/v1/security-checks/states"] {
                 let reply = try await api.call(.get, "\(list)?cursor=\(cursor)", key: tenant.adminKey)
                 #expect(reply.status == 400 && reply.errorCode == "invalid_query", "\(list): \(reply)")
             }
+            // Nor is it a place in this list with other filters, or in another tenant's.
+            let filtered = try await api.call(.get, "/v1/credentials?account=svc-0&cursor=\(cursor)", key: tenant.adminKey)
+            #expect(filtered.status == 400 && filtered.errorCode == "invalid_query", "\(filtered)")
+            let other = try await api.tenant()
+            let elsewhere = try await api.call(.get, "/v1/credentials?cursor=\(cursor)", key: other.adminKey)
+            #expect(elsewhere.status == 400 && elsewhere.errorCode == "invalid_query", "\(elsewhere)")
             // Cut short or padded, as a client might craft one: refused, never a crash.
             let id = "01a206fd-d378-723a-819e-23dee6e42dbd"
             for plain in ["credentials|\(id)", "credentials|", "credentials||\(id)", "credentials", "|2026-01-01 00:00:00+00|\(id)", "credentials|2026-01-01 00:00:00+00|\(id)|x"] {

@@ -69,7 +69,8 @@ public struct CounterStore: Sendable {
         limit: Int = 100,
         after cursor: String? = nil
     ) async throws -> (entries: [Entry], next: String?) {
-        try await PageCursor.paging("counters", after: cursor) { position in
+        let list = PageCursor.list("counters", tenantID: tenantID, filters: [credentialID?.text, blocked.map { "\($0)" }])
+        return try await PageCursor.paging(list, after: cursor) { position in
             try await pool.withConnection { connection in
                 let rows = try Self.rows(
                     where: """
@@ -80,7 +81,7 @@ public struct CounterStore: Sendable {
                     limit: limit + 1,
                     on: connection
                 )
-                return try PageCursor.page("counters", of: rows, limit: limit, Self.entry(from:))
+                return try PageCursor.page(list, of: rows, limit: limit, Self.entry(from:))
             }
         }
     }

@@ -227,7 +227,8 @@ public struct CredentialStore: Sendable {
         limit: Int = 100,
         after cursor: String? = nil
     ) async throws -> (entries: [Credential], next: String?) {
-        try await PageCursor.paging("credentials", after: cursor) { position in
+        let list = PageCursor.list("credentials", tenantID: tenantID, filters: [host, account])
+        return try await PageCursor.paging(list, after: cursor) { position in
             try await pool.withConnection { connection in
                 let rows = try connection.query(
                     """
@@ -239,7 +240,7 @@ public struct CredentialStore: Sendable {
                     """,
                     [.uuid(tenantID), host.map { .textArray(CredentialAttributes.storedForms(ofHostAsSent: $0)) } ?? .null, PostgresValue(account), PostgresValue(position?.at), PostgresValue(position?.id), .int(limit + 1)]
                 ).rows
-                return try PageCursor.page("credentials", of: rows, limit: limit, Credential.init(row:))
+                return try PageCursor.page(list, of: rows, limit: limit, Credential.init(row:))
             }
         }
     }

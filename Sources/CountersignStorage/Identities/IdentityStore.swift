@@ -109,7 +109,8 @@ public struct IdentityStore: Sendable {
 
     /// One page of the tenant's identities, those valid longest first, and the cursor of the next page.
     public func list(tenantID: UUID, limit: Int = 100, after cursor: String? = nil) async throws -> (entries: [Credential], next: String?) {
-        try await PageCursor.paging("identities", after: cursor) { position in
+        let list = PageCursor.list("identities", tenantID: tenantID, filters: [])
+        return try await PageCursor.paging(list, after: cursor) { position in
             try await pool.withConnection { connection in
                 let rows = try connection.query(
                     """
@@ -121,7 +122,7 @@ public struct IdentityStore: Sendable {
                     """,
                     [.uuid(tenantID), PostgresValue(position?.at), PostgresValue(position?.id), .int(limit + 1)]
                 ).rows
-                return try PageCursor.page("identities", of: rows, limit: limit, Credential.init(row:))
+                return try PageCursor.page(list, of: rows, limit: limit, Credential.init(row:))
             }
         }
     }

@@ -230,19 +230,22 @@ public struct SecurityCheckStore: Sendable {
         limit: Int,
         after cursor: String? = nil
     ) async throws -> (entries: [SecurityCheckStateEntry], next: String?) {
-        let position = try cursor.map { try KeyCursor(text: $0, count: 3) }
-        if let position, !PageCursor.isPostgresTimestamp(position.values[0][...]) { throw PageCursor.refused }
+        let list = PageCursor.list("security-check-states", tenantID: tenantID, filters: [clientID, securityCheck])
+        // The list's name, then the last row's time, check and client.
+        let position = try cursor.map { try KeyCursor(text: $0, count: 4).values }
+        if let position, position[0] != list || !PageCursor.isPostgresTimestamp(position[1][...]) { throw PageCursor.refused }
         return try await PageCursor.reading(withCursor: position != nil) {
-            try await page(tenantID: tenantID, clientID: clientID, securityCheck: securityCheck, limit: limit, after: position)
+            try await page(list, tenantID: tenantID, clientID: clientID, securityCheck: securityCheck, limit: limit, after: position.map { Array($0.dropFirst()) })
         }
     }
 
     private func page(
+        _ list: String,
         tenantID: UUID,
         clientID: String?,
         securityCheck: String?,
         limit: Int,
-        after position: KeyCursor?
+        after position: [String]?
     ) async throws -> (entries: [SecurityCheckStateEntry], next: String?) {
         try await pool.withConnection { connection in
             let rows = try Self.rows(
@@ -250,13 +253,13 @@ public struct SecurityCheckStore: Sendable {
                     s.tenant_id = $1 AND ($2::text IS NULL OR s.client_id = $2::text) AND ($3::text IS NULL OR s.security_check = $3::text)
                       AND ($4::timestamptz IS NULL OR (s.created_at, s.security_check, s.client_id) < ($4::timestamptz, $5::text, $6::text))
                     """,
-                [.uuid(tenantID), PostgresValue(clientID), PostgresValue(securityCheck)] + (position?.values.map(PostgresValue.text) ?? [.null, .null, .null]),
+                [.uuid(tenantID), PostgresValue(clientID), PostgresValue(securityCheck)] + (position?.map(PostgresValue.text) ?? [.null, .null, .null]),
                 limit: limit + 1,
                 on: connection
             )
             let shown = rows.prefix(limit)
             let next = try rows.count > limit ? shown.last.map { last in
-                KeyCursor(values: [try last.decode("cursor_at"), try last.decode("security_check"), try last.decode("client_id")]).text
+                KeyCursor(values: [list, try last.decode("cursor_at"), try last.decode("security_check"), try last.decode("client_id")]).text
             } : nil
             return (try shown.map(Self.entry(from:)), next)
         }

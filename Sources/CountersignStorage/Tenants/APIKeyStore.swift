@@ -68,7 +68,8 @@ public struct APIKeyStore: Sendable {
 
     /// One page of the tenant's keys, revoked ones included, oldest first, and the cursor of the next page.
     public func list(tenantID: UUID, limit: Int = 100, after cursor: String? = nil) async throws -> (entries: [APIKey], next: String?) {
-        try await PageCursor.paging("keys", after: cursor) { position in
+        let list = PageCursor.list("keys", tenantID: tenantID, filters: [])
+        return try await PageCursor.paging(list, after: cursor) { position in
             try await pool.withConnection { connection in
                 let rows = try connection.query(
                     """
@@ -79,7 +80,7 @@ public struct APIKeyStore: Sendable {
                     """,
                     [.uuid(tenantID), PostgresValue(position?.at), PostgresValue(position?.id), .int(limit + 1)]
                 ).rows
-                return try PageCursor.page("keys", of: rows, limit: limit, Self.key(from:))
+                return try PageCursor.page(list, of: rows, limit: limit, Self.key(from:))
             }
         }
     }
