@@ -147,6 +147,21 @@ struct SecurityCheckEngineTests {
         #expect(SecurityCheckState.challenged(next, at: t0 + 20, limits: lowered) == next)
     }
 
+    /// Answers given in two sessions of one client: the newer one's success is reported first,
+    /// then the older one's failure. The success stands, as a block stands a late success.
+    @Test func aLateFailureLeavesASuccessStanding() {
+        var single = limits
+        single.maxAttempts = 1
+        let success = SecurityCheckState.succeeded(SecurityCheckState.challenged(nil, at: t0, limits: single), at: t0 + 1, limits: single)
+        let late = SecurityCheckState.failed(success, at: t0 + 2, limits: single)
+        #expect(late.name(at: t0 + 2) == .success)
+        #expect(late.attempts == 0 && late.blocks == 0 && late.expiresAt == success.expiresAt)
+        #expect(late.totalFailures == success.totalFailures + 1)
+        // Once the success has lapsed, a failure counts again.
+        let lapsed = SecurityCheckState.failed(success, at: success.expiresAt + 1, limits: single)
+        #expect(lapsed.name(at: success.expiresAt + 1) == .blocked)
+    }
+
     @Test func aBlockOfNoSecondsIsNoBlock() {
         var unblocking = limits
         unblocking.blockedStateExpirationSec = 0

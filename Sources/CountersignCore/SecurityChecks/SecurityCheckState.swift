@@ -89,9 +89,17 @@ public struct SecurityCheckState: Hashable, Sendable {
     }
 
     /// The server refused an answer: one more failed attempt, and the block at `maxAttempts`.
+    /// Not while the client is in its success state: a challenge would have ended it before any
+    /// answer was given, so the answer refused came before the success, and a newer answer's
+    /// acceptance stands (as ``succeeded(_:at:limits:)`` leaves a block alone). The failure is
+    /// still in `totalFailures`, and the credential's counter counts it.
     public static func failed(_ current: Self?, at now: Date, limits: SecurityCheckLimits) -> Self {
         var state = current ?? Self(stored: .expired, attempts: 0, expiresAt: now, totalFailures: 0, blocks: 0)
         let name = state.name(at: now)
+        if name == .success {
+            state.totalFailures += 1
+            return state
+        }
         state.attempts = state.countedAttempts(at: now) + 1
         state.totalFailures += 1
         if name == .blocked { return state }
