@@ -22,28 +22,6 @@ struct ReadinessLoadTests {
         )
     }
 
-    /// The pool's only connection, held unanswered until `release()`, however slow the machine:
-    /// it waits for an advisory lock that a connection of another pool holds.
-    struct StuckConnection {
-        let holder: Task<Void, any Error>
-        let gate: PostgresPool
-
-        init(_ pool: PostgresPool, database: String) async throws {
-            gate = ReadinessLoadTests.pool(database)
-            try await gate.withConnection { try $0.simpleQuery("SELECT pg_advisory_lock(4343)") }
-            holder = Task {
-                try await pool.withConnection { try $0.simpleQuery("SELECT pg_advisory_lock(4343); SELECT pg_advisory_unlock(4343)") }
-            }
-            #expect(await eventually { pool.statistics.inUse == 1 })
-        }
-
-        func release() async throws {
-            try await gate.withConnection { try $0.simpleQuery("SELECT pg_advisory_unlock(4343)") }
-            try await holder.value
-            await gate.close()
-        }
-    }
-
     /// Callers queue for the pool's one connection while its calls keep ending: the instance is
     /// busy, and stays ready (unready, every instance of an overloaded fleet would leave its load
     /// balancer at once). A call that holds the connection unanswered for longer than the probe
@@ -62,7 +40,7 @@ struct ReadinessLoadTests {
         try await readiness.check()
         for task in busy { try await task.value }
 
-        let stuck = try await StuckConnection(pool, database: database)
+        let stuck = try await OccupiedConnection(pool, database: database)
         // Nothing has ended since the last call did, more than the probe's wait before it gives up.
         await #expect(throws: CountersignError.self) { try await readiness.check() }
         try await stuck.release()
@@ -77,7 +55,7 @@ struct ReadinessLoadTests {
         let database = try await TestDatabase.freshDatabase()
         let pool = Self.pool(database)
         let readiness = Self.readiness(pool, timeout: .seconds(6))
-        let stuck = try await StuckConnection(pool, database: database)
+        let stuck = try await OccupiedConnection(pool, database: database)
         let first = Task { try await readiness.check() }
         // The shared check waits for the connection; a later probe joins it well before the
         // first gives up (6 s), and its own time runs 2 s longer.

@@ -6,36 +6,10 @@ import Testing
 /// Waiting for a connection: order, cancellation, timeout.
 @Suite("Waiting for a connection")
 struct PoolWaitingTests {
-    /// The only connection of a pool, held until `release()`: the holder waits for an advisory
-    /// lock that a second connection holds, so it stays busy however slow the machine is.
-    private struct Occupation {
-        let holder: Task<Void, any Error>
-        let gate: PostgresPool
-
-        func release() async throws {
-            try await gate.withConnection { try $0.simpleQuery("SELECT pg_advisory_unlock(4242)") }
-            try await holder.value
-            await gate.close()
-        }
-    }
-
-    private func occupy(_ pool: PostgresPool, database connectionString: String) async throws -> Occupation {
-        let gate = PostgresPool(configuration: Fixtures.configuration(connectionString, poolSize: 1), logger: Fixtures.logger)
-        try await gate.withConnection { try $0.simpleQuery("SELECT pg_advisory_lock(4242)") }
-        let holder = Task {
-            try await pool.withConnection { connection in
-                _ = try connection.query("SELECT pg_advisory_lock(4242)")
-                _ = try connection.query("SELECT pg_advisory_unlock(4242)")
-            }
-        }
-        #expect(await eventually { pool.statistics.inUse == 1 })
-        return Occupation(holder: holder, gate: gate)
-    }
-
     @Test("a waiter cancelled while waiting leaves at once and the pool stays healthy")
     func cancelledWaiter() async throws {
         try await Fixtures.withFreshPool(poolSize: 1) { pool, database in
-            let occupation = try await occupy(pool, database: database)
+            let occupation = try await OccupiedConnection(pool, database: database)
             let ran = Locked(false)
             let waiter = Task {
                 try await pool.withConnection { _ in ran.withLock { $0 = true } }
@@ -78,7 +52,7 @@ struct PoolWaitingTests {
     @Test("waiting longer than acquireTimeout fails with pool_timeout")
     func acquireTimeout() async throws {
         try await Fixtures.withFreshPool(poolSize: 1, acquireTimeout: .milliseconds(200)) { pool, database in
-            let occupation = try await occupy(pool, database: database)
+            let occupation = try await OccupiedConnection(pool, database: database)
             let clock = ContinuousClock()
             let start = clock.now
             let error = await Fixtures.expectPostgresError(.poolTimeout) {
@@ -102,7 +76,7 @@ struct PoolWaitingTests {
         var logger = Logger(label: "countersign.test.pool", factory: { _ in RecordingLogHandler(into: lines) })
         logger.logLevel = .info
         let pool = PostgresPool(configuration: Fixtures.configuration(database, poolSize: 1, acquireTimeout: .milliseconds(50)), logger: logger)
-        let occupation = try await occupy(pool, database: database)
+        let occupation = try await OccupiedConnection(pool, database: database)
         for _ in 0..<4 {
             let error = await Fixtures.expectPostgresError(.poolTimeout) { _ = try await pool.withConnection { _ in 1 } }
             #expect(error != nil)
@@ -117,7 +91,7 @@ struct PoolWaitingTests {
     @Test("waiters are served first come, first served")
     func fifo() async throws {
         try await Fixtures.withFreshPool(poolSize: 1) { pool, database in
-            let occupation = try await occupy(pool, database: database)
+            let occupation = try await OccupiedConnection(pool, database: database)
             let order = Locked<[Int]>([])
             var waiters: [Task<Void, any Error>] = []
             for index in 0..<6 {
